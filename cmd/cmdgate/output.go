@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// schemaVersion is the version of the JSON envelope every subcommand prints (seed 003:
+// `schema_version`, `ok`, `type`, and `error` when ok is false).
+const schemaVersion = 1
+
+// writeResult prints payload, a value that marshals to a JSON object, as one line on
+// stdout inside the envelope {"schema_version","ok":true,"type",...payload fields}.
+func (m *Main) writeResult(typ string, payload any) int {
+	body, err := json.Marshal(payload)
+	if err != nil || len(body) < 2 || body[0] != '{' {
+		return m.writeError(typ, "INTERNAL", fmt.Sprintf("encode %s result: %v", typ, err))
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"schema_version":%d,"ok":true,"type":%q`, schemaVersion, typ)
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	b.WriteByte('\n')
+	m.Stdout.Write(b.Bytes())
+	return exitOK
+}
+
+// cliError is the error member of a failed result.
+type cliError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// writeError prints a failed result on stdout and the message on stderr, and returns
+// exitError.
+func (m *Main) writeError(typ, code, message string) int {
+	out := struct {
+		SchemaVersion int      `json:"schema_version"`
+		OK            bool     `json:"ok"`
+		Type          string   `json:"type"`
+		Error         cliError `json:"error"`
+	}{schemaVersion, false, typ, cliError{code, message}}
+	b, _ := json.Marshal(out)
+	m.Stdout.Write(append(b, '\n'))
+	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, message)
+	return exitError
+}
