@@ -66,6 +66,7 @@ const TokensFile = "tokens.json"
 var (
 	ErrTokenNotFound = errors.New("no such token")
 	ErrTokenExists   = errors.New("a token with that name exists")
+	ErrTokenName     = errors.New("invalid token name")
 )
 
 // TokenStore keeps the tokens in one JSON file in the data directory (mode 0600).
@@ -218,11 +219,11 @@ func hashSecret(secret string) string {
 
 func validTokenName(name string) error {
 	if name == "" || len(name) > 64 {
-		return errors.New("token name must be 1 to 64 characters")
+		return fmt.Errorf("%w: must be 1 to 64 characters", ErrTokenName)
 	}
 	for _, r := range name {
 		if r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-_.@", r)) {
-			return fmt.Errorf("token name %q: use letters, digits and - _ . @ only", name)
+			return fmt.Errorf("%w %q: use letters, digits and - _ . @ only", ErrTokenName, name)
 		}
 	}
 	return nil

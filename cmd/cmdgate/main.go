@@ -44,6 +44,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Subcommands are registered here, one line each.
+		{"token", "create, list and revoke API tokens", (*Main).runToken},
 	}
 }
 
