@@ -1,0 +1,318 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/internal/proc"
+)
+
+// Options configure an Executor. The zero value is the seed defaults on the platform
+// shell.
+type Options struct {
+	// Config holds the limits, the environment denylist and the default resources.
+	Config executor.Config
+	// Shell replaces the platform shell of ShellDefault: the program and the arguments
+	// that come before the script, e.g. {"/bin/bash", "-c"}. It must be a POSIX shell on
+	// Unix and PowerShell on Windows (argv requests are quoted for it). Nil means the
+	// platform shell, looked up in PATH at each run.
+	Shell []string
+}
+
+// Executor is the portable backend: each command runs as a plain child process leading
+// its own process tree. It is safe for concurrent use.
+type Executor struct {
+	cfg   executor.Config
+	shell []string
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// New returns an Executor with opts.
+func New(opts Options) *Executor {
+	return &Executor{cfg: opts.Config, shell: slices.Clone(opts.Shell)}
+}
+
+// Run runs spec to completion; see the package documentation for the semantics.
+func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result, error) {
+	spec, err := e.cfg.Prepare(spec)
+	if err != nil {
+		return executor.Result{}, err
+	}
+	if err := proc.Supported(); err != nil {
+		return executor.Result{}, executor.Internal("start command", err)
+	}
+	if err := executor.CheckDir(spec.Dir); err != nil {
+		return executor.Result{}, err
+	}
+	path, argv, err := e.command(spec)
+	if err != nil {
+		return executor.Result{}, err
+	}
+	env, err := e.cfg.Environ()
+	if err != nil {
+		return executor.Result{}, executor.Internal("environment", err)
+	}
+	if ctx.Err() != nil {
+		return executor.Result{}, fmt.Errorf("run %s: not started: %w", argv[0], context.Cause(ctx))
+	}
+	return e.run(ctx, spec, path, argv, env)
+}
+
+// command returns the program to execute and its argv.
+func (e *Executor) command(spec executor.Spec) (string, []string, error) {
+	if spec.ShellMode == executor.ShellDirect {
+		path, err := lookPath(spec.Argv[0], spec.Dir)
+		if err != nil {
+			return "", nil, &executor.Error{Code: executor.CodeCommandNotFound,
+				Message: fmt.Sprintf("command %q not found", spec.Argv[0]), Err: err}
+		}
+		return path, spec.Argv, nil
+	}
+	sh := e.shell
+	if sh == nil {
+		var err error
+		if sh, err = platformShell(); err != nil {
+			return "", nil, executor.Internal("find the shell", err)
+		}
+	}
+	path, err := exec.LookPath(sh[0])
+	if err != nil {
+		return "", nil, executor.Internal(fmt.Sprintf("find the shell %q", sh[0]), err)
+	}
+	script := spec.Script
+	if script == "" {
+		script = quote(spec.Argv)
+	}
+	return path, append(slices.Clip(sh), script), nil
+}
+
+// lookPath resolves a direct-mode command name: through PATH (and PATHEXT on Windows)
+// when it is a bare name, against dir when it is a relative path, as is when absolute.
+func lookPath(name, dir string) (string, error) {
+	if !hasDir(name) {
+		return exec.LookPath(name)
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	return exec.LookPath(name)
+}
+
+// echo is the Result's Command: the request as given.
+func echo(spec executor.Spec) []string {
+	if spec.Script != "" {
+		return []string{spec.Script}
+	}
+	return slices.Clone(spec.Argv)
+}
+
+// run starts the command and sees it through.
+func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, argv, env []string) (executor.Result, error) {
+	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
+	p, err := newPipes(spec.Stdin != "")
+	if err != nil {
+		return executor.Result{}, executor.Internal("create pipes", err)
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        argv,
+		Env:         env,
+		Dir:         spec.Dir,
+		Stdout:      p.outW,
+		Stderr:      p.errW,
+		SysProcAttr: proc.SysProcAttr(),
+	}
+	if p.inR != nil {
+		cmd.Stdin = p.inR // else os/exec gives the command the null device
+	}
+	start := time.Now()
+	err = cmd.Start()
+	p.closeChildEnds()
+	if err != nil {
+		p.closeParentEnds()
+		return executor.Result{}, startError(err, spec)
+	}
+
+	group, err := proc.NewGroup(cmd.Process.Pid)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		p.closeParentEnds()
+		return executor.Result{}, executor.Internal("contain the command's process tree", err)
+	}
+	defer group.Close()
+	// The limits are set on the running leader: see "Resource limits" in doc.go.
+	if err := proc.SetRlimits(cmd.Process.Pid, spec.Resources.Rlimits()); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		group.Kill()
+		cmd.Wait()
+		group.WaitGone(e.cfg.Delay())
+		p.closeParentEnds()
+		return executor.Result{}, executor.Internal("apply resource limits", err)
+	}
+
+	stdout := executor.NewCapture(spec.MaxOutputChars)
+	stderr := executor.NewCapture(spec.MaxOutputChars)
+	drained := make(chan struct{})
+	var readers atomic.Int32
+	readers.Store(2)
+	read := func(c *executor.Capture, r *os.File) {
+		c.ReadFrom(r) // its only errors are the deadline below and closing
+		if readers.Add(-1) == 0 {
+			close(drained)
+		}
+	}
+	go read(stdout, p.outR)
+	go read(stderr, p.errR)
+	// Stdin starts flowing only now, after the limits are in place.
+	stdinDone := make(chan struct{})
+	if p.inW != nil {
+		go func() {
+			defer close(stdinDone)
+			io.WriteString(p.inW, spec.Stdin) // EPIPE: the command did not read it all
+			p.inW.Close()
+		}()
+	} else {
+		close(stdinDone)
+	}
+
+	wd := executor.Watch(ctx, group, spec.Timeout, e.cfg.Grace())
+	waitErr := group.WaitExit()
+	out := wd.Exited(drained)
+	// The leader is released only now that the whole group has been killed.
+	waitErr = errors.Join(waitErr, ignoreExit(cmd.Wait()))
+	gone := group.WaitGone(e.cfg.Delay())
+
+	// Every writer of the pipes is dead, unless a process left the group (setsid): its
+	// output is not waited for beyond WaitDelay.
+	timer := time.NewTimer(e.cfg.Delay())
+	select {
+	case <-drained:
+	case <-timer.C:
+		past := time.Unix(1, 0)
+		p.outR.SetReadDeadline(past)
+		p.errR.SetReadDeadline(past)
+		<-drained
+	}
+	timer.Stop()
+	if p.inW != nil {
+		p.inW.SetWriteDeadline(time.Unix(1, 0)) // ErrClosed once the writer is done
+	}
+	<-stdinDone
+	p.closeParentEnds()
+	stdout.Close()
+	stderr.Close()
+	res.DurationMS = time.Since(start).Milliseconds()
+
+	so, se := stdout.Snapshot(), stderr.Snapshot()
+	res.Stdout, res.StdoutTruncated, res.StdoutBytes = so.Text, so.Truncated, so.Bytes
+	res.Stderr, res.StderrTruncated, res.StderrBytes = se.Text, se.Truncated, se.Bytes
+	if cmd.ProcessState != nil {
+		res.ExitCode = proc.ExitCode(cmd.ProcessState)
+	}
+	if out.TimedOut {
+		res.TimedOut = true
+		res.ExitCode = 124
+	}
+
+	errs := []error{waitErr, out.Err}
+	if !gone {
+		errs = append(errs, fmt.Errorf("processes of the command still run %v after it was killed", e.cfg.Delay()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res, executor.Internal("stop the command's processes", err)
+	}
+	if out.Cause != nil {
+		return res, fmt.Errorf("run %s: stopped: %w", argv[0], out.Cause)
+	}
+	return res, nil
+}
+
+// ignoreExit drops the error that only reports a non-zero exit: that is a result.
+func ignoreExit(err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil
+	}
+	return err
+}
+
+// startError classifies a failure of exec.Cmd.Start.
+func startError(err error, spec executor.Spec) error {
+	notFound := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case errors.Is(err, syscall.E2BIG):
+		return &executor.Error{Code: executor.CodeInvalidArgument,
+			Message: "command is too long for the operating system", Err: err}
+	case notFound, errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrPermission):
+		// The child reports a failed chdir and a failed exec alike: look again at the
+		// directory, which may have gone since it was checked.
+		if derr := executor.CheckDir(spec.Dir); derr != nil {
+			return derr
+		}
+	}
+	if spec.ShellMode != executor.ShellDirect {
+		return executor.Internal("start the shell", err)
+	}
+	switch {
+	case notFound:
+		return &executor.Error{Code: executor.CodeCommandNotFound,
+			Message: fmt.Sprintf("command %q not found", spec.Argv[0]), Err: err}
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return &executor.Error{Code: executor.CodeCommandNotFound,
+			Message: fmt.Sprintf("command %q cannot be executed", spec.Argv[0]), Err: err}
+	}
+	return executor.Internal("start command", err)
+}
+
+// pipes are the command's standard streams. The parent reads stdout and stderr and
+// writes stdin through pollable ends, which take deadlines.
+type pipes struct {
+	outR, outW, errR, errW, inR, inW *os.File
+}
+
+func newPipes(stdin bool) (*pipes, error) {
+	var p pipes
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.errR, p.errW, err = os.Pipe(); err == nil && stdin {
+		p.inR, p.inW, err = os.Pipe()
+	}
+	if err != nil {
+		p.closeChildEnds()
+		p.closeParentEnds()
+		return nil, err
+	}
+	return &p, nil
+}
+
+// closeChildEnds closes the parent's copies of the ends the child uses: until they are
+// closed, stdout and stderr never reach end of file.
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeParentEnds() {
+	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
