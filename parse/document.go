@@ -4,14 +4,21 @@ package parse
 // It is an API for the security teams who write rules, so fields are only ever added.
 //
 // Parse functions fill Request.Source, Request.ShellMode, Request.Raw, Request.Cwd,
-// Request.Workspace, Commands, Features and Error; the caller (gateway or CLI) fills
-// Principal and the remaining Request fields.
+// Request.Workspace, Commands, Assignments, Features and Error; the caller (gateway or CLI)
+// fills Principal and the remaining Request fields. Slices and maps are never nil, so every
+// array and object is present in the JSON form.
 type Document struct {
 	Principal Principal `json:"principal"`
 	Request   Request   `json:"request"`
 	Commands  []Command `json:"commands"`
-	Features  Features  `json:"features"`
-	Error     *Error    `json:"error"`
+	// Assignments lists every shell variable assignment that is not a prefix of a command
+	// (prefix assignments are in Command.Env): bare `A=b` statements, `A+=b`, array
+	// assignments, the NAME=VALUE words of export/declare/typeset/local/readonly (which also
+	// stay operands of those commands), for/select loop variables (one entry per item) and
+	// `${A:=b}`/`${A=b}` defaults. Additive field (not in the first version of contract 1).
+	Assignments []Assignment `json:"assignments"`
+	Features    Features     `json:"features"`
+	Error       *Error       `json:"error"`
 }
 
 // Principal is who asked.
@@ -24,85 +31,179 @@ type Principal struct {
 type Request struct {
 	ID        string `json:"id"`
 	Source    string `json:"source"`     // "script" or "argv"
-	ShellMode string `json:"shell_mode"` // "default" or "direct"
+	ShellMode string `json:"shell_mode"` // Options.ShellMode, else "default" (script) or "direct" (argv)
 	Profile   string `json:"profile"`
-	Raw       string `json:"raw"`
+	// Raw is the script as given, or for argv the words joined with bash quoting.
+	Raw string `json:"raw"`
+	// Cwd and Workspace are Options.Cwd and Options.Workspace, lexically cleaned.
 	Cwd       string `json:"cwd"`
 	Workspace string `json:"workspace"`
 	Task      string `json:"task"`
 }
 
-// Command is one simple command found anywhere in the script.
+// Command is one simple command found anywhere in the script, or the inner command a wrapper
+// (sudo, env, xargs, bash -c, ...) runs.
 type Command struct {
-	Index       int               `json:"index"`
-	Name        string            `json:"name"`
-	Path        string            `json:"path"`
-	Argv        []string          `json:"argv"`
-	Flags       []string          `json:"flags"`
-	Operands    []Operand         `json:"operands"`
-	Redirects   []Redirect        `json:"redirects"`
-	Env         map[string]string `json:"env"`
-	Dynamic     bool              `json:"dynamic"`
-	DynamicName bool              `json:"dynamic_name"`
-	Glob        bool              `json:"glob"`
-	Via         []string          `json:"via"`
-	Context     Context           `json:"context"`
-	Pos         Pos               `json:"pos"`
+	// Index is the command's position in Document.Commands.
+	Index int `json:"index"`
+	// Name is the base name of argv[0] (`/usr/bin/sudo` → `sudo`; "" when argv[0] ends in a
+	// slash). When DynamicName is true Name equals Path: a base name cut out of run-time text
+	// would mean nothing.
+	Name string `json:"name"`
+	// Path is argv[0] as evaluated.
+	Path string `json:"path"`
+	// Argv is every word after static evaluation (quotes removed, braces expanded). Words
+	// that need run-time state keep their source text (`$HOME/x`). A statement made only of
+	// redirections (`> f`, `A=1 > f`) gives a command with an empty Argv, Name and Path so
+	// that its redirections are seen.
+	Argv []string `json:"argv"`
+	// Flags holds every word of Argv[1:] that starts with "-" (a lone "-" excepted) up to the
+	// first "--", wherever it stands (`rm foo -rf` has flags -r and -f). A word starting with
+	// "--" is kept whole with any `=value` (`--output=x`). Any other word is a cluster of
+	// short options split into one flag per character: `-rf` → `-r`,`-f`; `-n5` → `-n`,`-5`;
+	// so single-dash long options are split too: find's `-name` → `-n`,`-a`,`-m`,`-e` and
+	// `go test -run` → `-r`,`-u`,`-n`. Rules about such tools read Argv. In a word with a
+	// run-time part, the characters before that part are split and the rest is one flag:
+	// `-rf$X` → `-r`,`-f`,`-$X`.
+	Flags []string `json:"flags"`
+	// Operands are the words of Argv[1:] that are not flags, and every word after "--".
+	// "--" itself is neither.
+	Operands []Operand `json:"operands"`
+	// Redirects are the command's own redirections in source order, followed by those of
+	// the compound commands around it (`{ a; b; } > f` gives both a and b the `> f`),
+	// innermost first. The inner command of a wrapper carries the wrapper's redirections.
+	Redirects []Redirect `json:"redirects"`
+	// Env holds the leading assignments (`FOO=bar cmd`), those a wrapper makes (`env A=1
+	// cmd`, `sudo A=1 cmd`) and those inherited from an outer command (`A=1 bash -c cmd`).
+	Env map[string]string `json:"env"`
+	// Dynamic is true when any word, env value or redirection target of the command needs
+	// run-time state ($VAR, ${…}, $(…), `…`, $((…)), <(…)), when the command is the inner
+	// command of xargs or find -exec (they add arguments at run time), and for every command
+	// of a script re-parsed from text that had run-time parts (`bash -c "$X"`, `eval "$X"`).
+	Dynamic bool `json:"dynamic"`
+	// DynamicName is true when argv[0] needs run-time state or is an unquoted glob
+	// (`/bin/r?`), and for every command of a script re-parsed from text that had run-time
+	// parts: the command actually run cannot be known statically.
+	DynamicName bool `json:"dynamic_name"`
+	// Glob is true when any word or redirection target holds an unquoted glob character
+	// (`*`, `?`, `[…]`, extglob), which is kept unexpanded in the text.
+	Glob bool `json:"glob"`
+	// Via names the wrappers the command was found through, outermost first, by base name:
+	// `sudo bash -c "rm x"` gives rm the via ["sudo","bash"]. [] for a command of the script
+	// itself. The bash `time` keyword counts as a wrapper ("time").
+	Via     []string `json:"via"`
+	Context Context  `json:"context"`
+	// Pos is where the command starts. Inner commands of wrappers and commands of re-parsed
+	// scripts (bash -c, eval, here-doc-fed shells) have the position of the outer command.
+	Pos Pos `json:"pos"`
+	// Cwd is the directory the command's relative paths were resolved against: the request
+	// cwd, or the directory of the last static `cd DIR`/`pushd DIR` before it in the same
+	// shell (assuming it succeeded), or the directory a wrapper sets (`env -C DIR`,
+	// `sudo -D DIR`). "" when unknown: after `cd $X`, `cd -`, a bare `cd`, `popd`, `source`,
+	// a command with a dynamic name, inside loops and functions that change directory, for
+	// find -execdir, chroot and the like. Additive field.
+	Cwd string `json:"cwd"`
 }
 
-// Operand is a non-flag word of a command, resolved lexically against the cwd.
+// Operand is a non-flag word of a command, resolved lexically against the command's cwd.
 type Operand struct {
-	Text            string `json:"text"`
-	Path            string `json:"path"`
-	InsideWorkspace bool   `json:"inside_workspace"`
-	Dynamic         bool   `json:"dynamic"`
-	Glob            bool   `json:"glob"`
+	// Text is the word as evaluated.
+	Text string `json:"text"`
+	// Path is Text resolved lexically (no symlinks) against Command.Cwd: absolute words are
+	// cleaned, relative words joined to the cwd and cleaned, so `..` is resolved. Path is ""
+	// when it cannot be known statically: a dynamic word, a word starting with an unquoted
+	// tilde (`~/x`), an empty word, or a relative word when the cwd is unknown.
+	Path string `json:"path"`
+	// InsideWorkspace is true when Path equals the workspace or lies under it, for every
+	// directory the command may run in (a failed `cd` leaves the previous one). Always false
+	// when Path is "" or the workspace is unset, and for a glob whose components could match
+	// `..` (`.*`).
+	InsideWorkspace bool `json:"inside_workspace"`
+	Dynamic         bool `json:"dynamic"`
+	Glob            bool `json:"glob"`
+	// Argi is the operand's index in Command.Argv. Additive field.
+	Argi int `json:"argi"`
 }
 
 // Redirect is one redirection of a command.
 type Redirect struct {
-	Op              string `json:"op"`
-	Fd              int    `json:"fd"`
-	Target          string `json:"target"`
+	// Op is the operator as written: `>`, `>>`, `<`, `<<`, `<<-`, `<<<`, `>&`, `<&`, `&>`,
+	// `&>>`, `>|`, `<>`. `<<` and `<<-` are here-documents, `<<<` a here-string.
+	Op string `json:"op"`
+	// Fd is the descriptor redirected: as written, else 1 for output operators (`&>` and
+	// `&>>` also redirect 2) and 0 for input ones; -1 for a variable descriptor (`{fd}>f`).
+	Fd int `json:"fd"`
+	// Target is the evaluated word after the operator; for a here-document, its delimiter.
+	Target string `json:"target"`
+	// Path is Target resolved like Operand.Path for file redirections; "" for descriptor
+	// duplications (`2>&1`, `>&2`, `<&0`, `>&-`), here-documents and here-strings.
 	Path            string `json:"path"`
 	InsideWorkspace bool   `json:"inside_workspace"`
-	Write           bool   `json:"write"`
-	Dynamic         bool   `json:"dynamic"`
+	// Write is true when a file is written: `>`, `>>`, `>|`, `&>`, `&>>`, `<>`, and `>&WORD`
+	// when WORD is not a descriptor number or `-` (or is dynamic).
+	Write bool `json:"write"`
+	// Dynamic is true when the target, or the body of a here-document with an unquoted
+	// delimiter, needs run-time state.
+	Dynamic bool `json:"dynamic"`
+	// Body is the text fed to the command's input: the here-document body (static text with
+	// run-time parts kept as source, leading tabs removed for `<<-`, taken literally when the
+	// delimiter is quoted) or the here-string word. "" for other redirections. Additive field.
+	Body string `json:"body"`
 }
 
-// Context says where in the script a command sits.
+// Context says where in the script a command sits. The flags are inherited by every command
+// nested inside, and by the inner commands of wrappers.
 type Context struct {
-	Pipeline     bool `json:"pipeline"`
-	Subshell     bool `json:"subshell"`
-	Substitution bool `json:"substitution"`
-	Background   bool `json:"background"`
-	Condition    bool `json:"condition"`
-	Function     bool `json:"function"`
+	Pipeline     bool `json:"pipeline"`     // a stage of a pipeline with 2+ stages
+	Subshell     bool `json:"subshell"`     // inside ( )
+	Substitution bool `json:"substitution"` // inside $( ), backquotes, <( ) or >( )
+	Background   bool `json:"background"`   // run with & (or coproc)
+	Condition    bool `json:"condition"`    // in an if/elif/while/until condition list
+	Function     bool `json:"function"`     // inside a function body
 	// PipelineID identifies the innermost pipeline the command is part of (-1 when none);
-	// commands of one pipeline share it. Stage is the command's 0-based position in it.
+	// commands of one pipeline share it and ids are unique within the document. Stage is
+	// the command's 0-based position in it (0 when none).
 	PipelineID int `json:"pipeline_id"`
 	Stage      int `json:"stage"`
 }
 
-// Pos is a 1-based source position.
+// Pos is a 1-based source position; columns count bytes.
 type Pos struct {
 	Line int `json:"line"`
 	Col  int `json:"col"`
 }
 
-// Features summarises the shell features the script uses.
+// Assignment is one shell variable assignment (see Document.Assignments).
+type Assignment struct {
+	Name string `json:"name"`
+	// Value is the evaluated value; for an array assignment, its source text `(a b)`.
+	Value string `json:"value"`
+	// Dynamic is true when the value needs run-time state (including a tilde or a glob).
+	Dynamic bool `json:"dynamic"`
+	Append  bool `json:"append"` // +=
+	// Via and Context are those a command at the same place would have.
+	Via     []string `json:"via"`
+	Context Context  `json:"context"`
+	Pos     Pos      `json:"pos"`
+}
+
+// Features summarises the shell features the script uses anywhere, re-parsed scripts included.
 type Features struct {
-	CommandSubstitution bool `json:"command_substitution"`
-	ProcessSubstitution bool `json:"process_substitution"`
-	Background          bool `json:"background"`
-	Heredoc             bool `json:"heredoc"`
+	CommandSubstitution bool `json:"command_substitution"` // $( ) or backquotes
+	ProcessSubstitution bool `json:"process_substitution"` // <( ) or >( )
+	Background          bool `json:"background"`           // & or coproc
+	Heredoc             bool `json:"heredoc"`              // <<, <<- or <<<
 	FunctionDefinition  bool `json:"function_definition"`
-	Eval                bool `json:"eval"`
-	NestedShell         bool `json:"nested_shell"`
+	Eval                bool `json:"eval"` // eval, or a trap action re-parsed as a script
+	// NestedShell: a shell binary (sh, bash, zsh, dash, ksh, mksh, ash, ...) runs, or a
+	// wrapper hands a string to a shell (watch, su -c, runuser -c, script -c, flock -c, sg,
+	// sudo -s/-i).
+	NestedShell bool `json:"nested_shell"`
 }
 
 // Error reports why a script could not be turned into commands. A document with an
-// Error has no commands and must be denied.
+// Error has no commands and no assignments, its features are all false, and it must be
+// denied.
 type Error struct {
 	Message string `json:"message"`
 	Line    int    `json:"line"`
