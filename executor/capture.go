@@ -13,8 +13,8 @@ import (
 // joined, never cut: the cap falls between characters. Bytes that are not part of a valid
 // UTF-8 sequence are kept as U+FFFD, one per byte, each counting as a character (a
 // sequence still incomplete at Close counts the same way). Once N characters
-// are kept, further bytes are only counted: memory stays at most about 4*N bytes however
-// much the command writes.
+// are kept, further bytes are only counted: the kept text is at most 4*N bytes (its
+// buffer at most twice that while growing) however much the command writes.
 //
 // A Capture is safe for concurrent use: one goroutine writes while others take
 // Snapshots (a job's live output).

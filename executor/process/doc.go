@@ -63,9 +63,10 @@
 //     this backend's budget of 1.3 times.
 //
 // The linux backend, whose re-executed init exists anyway, applies limits race-free.
-// A limit never raises the gateway's own hard limit; when prlimit fails (the command
-// executed a set-user-ID program the gateway may not touch) the command is killed and
-// Run reports INTERNAL. macOS has no prlimit and Windows no rlimits: there the command
+// A limit never raises the gateway's own hard limit. When prlimit fails the command is
+// killed and Run reports INTERNAL: that happens when a gateway that is not root starts a
+// set-user-ID or set-group-ID program directly (ShellDirect), whose limits it may not
+// touch. macOS has no prlimit and Windows no rlimits: there the command
 // inherits the gateway's limits.
 //
 // # Network
