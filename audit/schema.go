@@ -1,0 +1,125 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// applicationID marks the SQLite file as a cmdgate audit store ("cmga").
+const applicationID = 0x636D6761
+
+// schemaVersion is PRAGMA user_version of the layout below.
+const schemaVersion = 1
+
+// schema is the layout of audit.db. seq is the rowid, so records are stored in chain
+// order and "newest first" is a reverse rowid scan; the single-column indexes hold the
+// rowid too, so a filtered, newest-first query walks one index backwards without
+// sorting. There is no index on id or time: both increase along the chain, so a binary
+// search over seq finds them.
+//
+// rules (" r1 r2 ") and body (" w1 w2 ... ", the distinct words of the masked strings)
+// are derived from the record for search and not covered by the hash. record_rules and
+// records_fts index them for the records up to meta.index_seq; the writer indexes newer
+// records in bulk when it is idle (per-batch updates of these indexes would cost more
+// than the rest of an append), and queries match the not yet indexed tail with instr()
+// on the columns, so search is exact either way.
+var schema = []string{
+	`CREATE TABLE records (
+		seq         INTEGER PRIMARY KEY,
+		id          TEXT NOT NULL,
+		time_ns     INTEGER NOT NULL,
+		kind        TEXT NOT NULL,
+		principal   TEXT NOT NULL,
+		role        TEXT NOT NULL,
+		request_id  TEXT NOT NULL,
+		decision_id TEXT NOT NULL,
+		decision    TEXT NOT NULL,
+		revision    TEXT NOT NULL,
+		input       TEXT,
+		reasons     TEXT NOT NULL,
+		execution   TEXT,
+		detail      TEXT,
+		prev_hash   TEXT NOT NULL,
+		hash        TEXT NOT NULL,
+		rules       TEXT NOT NULL,
+		body        TEXT NOT NULL
+	)`,
+	`CREATE INDEX records_principal ON records(principal)`,
+	`CREATE INDEX records_decision ON records(decision)`,
+	`CREATE INDEX records_kind ON records(kind)`,
+	`CREATE TABLE record_rules (
+		rule TEXT NOT NULL,
+		seq  INTEGER NOT NULL,
+		PRIMARY KEY (rule, seq)
+	) WITHOUT ROWID`,
+	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0)`,
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID`,
+	`INSERT INTO meta (key, value) VALUES ('index_seq', 0)`,
+	`CREATE TABLE checkpoints (
+		seq       INTEGER PRIMARY KEY,
+		hash      TEXT NOT NULL,
+		time_ns   INTEGER NOT NULL,
+		key_id    TEXT NOT NULL,
+		signature TEXT NOT NULL
+	)`,
+	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
+	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
+}
+
+// checkSchema reports whether the database is an audit store of a version this code
+// reads (ok), an empty database (empty), or an error wrapping ErrNotStore or
+// ErrSchemaTooNew.
+func checkSchema(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, path string) (empty bool, err error) {
+	var app, ver int64
+	if err := q.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&app); err != nil {
+		if isNotADB(err) {
+			return false, fmt.Errorf("%s: %w", path, ErrNotStore)
+		}
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&ver); err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	var tables int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		if isNotADB(err) {
+			return false, fmt.Errorf("%s: %w", path, ErrNotStore)
+		}
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	switch {
+	case app == 0 && ver == 0 && tables == 0:
+		return true, nil
+	case app != applicationID:
+		return false, fmt.Errorf("%s: %w (application_id %#x)", path, ErrNotStore, app)
+	case ver > schemaVersion:
+		return false, fmt.Errorf("%s: %w (schema %d, this cmdgate reads up to %d)", path, ErrSchemaTooNew, ver, schemaVersion)
+	case ver < 1:
+		return false, fmt.Errorf("%s: %w (schema %d)", path, ErrNotStore, ver)
+	}
+	return false, nil
+}
+
+func isNotADB(err error) bool {
+	var coder interface{ Code() int }
+	if errors.As(err, &coder) && coder.Code()&0xff == 26 { // SQLITE_NOTADB
+		return true
+	}
+	return strings.Contains(err.Error(), "file is not a database")
+}
+
+// createSchema creates the tables in an empty database, inside the caller's write
+// transaction.
+func createSchema(ctx context.Context, conn *sql.Conn) error {
+	for _, stmt := range schema {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create audit schema: %w", err)
+		}
+	}
+	return nil
+}

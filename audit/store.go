@@ -1,0 +1,293 @@
+package audit
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// File names inside the data directory.
+const (
+	DBFile         = "audit.db"
+	KeyFile        = "audit.key"        // ed25519 private key, PKCS #8 PEM, mode 0600
+	CheckpointFile = "audit.checkpoint" // the latest signed checkpoint, JSON
+)
+
+// Options configures a Store. The zero value is ready to use.
+type Options struct {
+	// ReadOnly opens an existing store for query, verify and export only: nothing is
+	// created or written, Append returns ErrReadOnly, and a directory without audit.db
+	// gives ErrNoStore.
+	ReadOnly bool
+	// CheckpointEvery is how many records pass between signed checkpoints; 0 means
+	// 1000, a negative value disables periodic checkpoints (Close still writes one).
+	CheckpointEvery int
+	// MaxBatch caps how many appends one group commit takes; 0 means 1024.
+	MaxBatch int
+	// MaxInputBytes caps the size of Input and of Detail; 0 means 1 MiB.
+	MaxInputBytes int
+	// Mask configures secret masking (MaskOptions; the zero value uses the defaults).
+	Mask MaskOptions
+	// Now is the clock; nil means time.Now. Record times never go backwards along the
+	// chain whatever it returns.
+	Now func() time.Time
+}
+
+func (o *Options) setDefaults() {
+	if o.CheckpointEvery == 0 {
+		o.CheckpointEvery = 1000
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1024
+	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = 1 << 20
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Store is the audit log of one data directory. All methods are safe for concurrent
+// use. Several processes may open the same store; appends from all of them form one
+// chain (each group commit reads the head inside SQLite's write lock).
+type Store struct {
+	dir    string
+	opts   Options
+	db     *sql.DB
+	masker *Masker
+	priv   ed25519.PrivateKey // nil when read-only
+	pub    ed25519.PublicKey  // nil when read-only and the key file is missing
+
+	mu     sync.RWMutex // held for reading while enqueueing, for writing by Close
+	closed bool
+
+	queue    chan *appendReq
+	stop     chan struct{} // closed by Close: no more sends on queue
+	done     chan struct{} // closed by the writer when it has exited
+	cancel   context.CancelFunc
+	closeErr error // the writer's shutdown error, read after done
+}
+
+type appendReq struct {
+	p    *prepared
+	rec  Record
+	err  error
+	done chan struct{}
+}
+
+// Open opens the audit store in dir, creating the directory (mode 0700), the database
+// and the checkpoint key when they do not exist, unless opts.ReadOnly is set. ctx bounds
+// the opening only; the store lives until Close.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	opts.setDefaults()
+	masker, err := NewMasker(opts.Mask)
+	if err != nil {
+		return nil, fmt.Errorf("open audit store: %w", err)
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open audit store %s: %w", dir, err)
+	}
+	dbPath := filepath.Join(dir, DBFile)
+	if opts.ReadOnly {
+		st, err := os.Stat(dbPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w in %s", ErrNoStore, dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open audit store %s: %w", dir, err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: %w (not a regular file)", dbPath, ErrNotStore)
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create audit directory %s: %w", dir, err)
+	}
+
+	s := &Store{dir: dir, opts: opts, masker: masker}
+	s.db, err = sql.Open("sqlite", dsn(dbPath, opts.ReadOnly))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	s.db.SetMaxOpenConns(8)
+	s.db.SetMaxIdleConns(8)
+	if err := s.init(ctx, dbPath); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	if opts.ReadOnly {
+		if s.pub, err = readPublicKey(filepath.Join(dir, KeyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.db.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if s.priv, err = loadOrCreateKey(filepath.Join(dir, KeyFile)); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	s.pub = s.priv.Public().(ed25519.PublicKey)
+
+	// The writer owns one connection for as long as the store is open.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		cancel()
+		s.db.Close()
+		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	w, err := newWriter(ctx, s, conn)
+	if err != nil {
+		cancel()
+		conn.Close()
+		s.db.Close()
+		return nil, err
+	}
+	s.cancel = cancel
+	s.queue = make(chan *appendReq, opts.MaxBatch)
+	s.stop = make(chan struct{})
+	s.done = make(chan struct{})
+	go s.run(wctx, w)
+	return s, nil
+}
+
+// dsn builds the SQLite URI. Every connection gets a busy timeout (another process may
+// hold the write lock for a commit); writers get WAL and synchronous=FULL, which makes
+// every commit durable (fsync of the WAL) before it returns.
+func dsn(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// init checks the file is an audit store and creates the schema in an empty one.
+func (s *Store) init(ctx context.Context, dbPath string) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		if isNotADB(err) {
+			return fmt.Errorf("%s: %w", dbPath, ErrNotStore)
+		}
+		return fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	defer conn.Close()
+	empty, err := checkSchema(ctx, conn, dbPath)
+	if err != nil || !empty {
+		return err
+	}
+	if s.opts.ReadOnly {
+		return fmt.Errorf("%w in %s (audit.db is empty)", ErrNoStore, s.dir)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("create audit store %s: %w", dbPath, err)
+	}
+	// Another process may have created it meanwhile.
+	if empty, err = checkSchema(ctx, conn, dbPath); err == nil && empty {
+		err = createSchema(ctx, conn)
+	}
+	if err != nil {
+		conn.ExecContext(ctx, "ROLLBACK")
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		conn.ExecContext(ctx, "ROLLBACK")
+		return fmt.Errorf("create audit store %s: %w", dbPath, err)
+	}
+	return syncDir(s.dir)
+}
+
+// Dir returns the data directory of the store.
+func (s *Store) Dir() string { return s.dir }
+
+// Append masks r, chains it after the current head and stores it. It returns the
+// stored record (with Seq, ID, Time, PrevHash and Hash, and its masked Input) only once
+// it is durable: its transaction is committed and the WAL fsync'd. Concurrent appends
+// are committed together (group commit). On any error nothing of r is stored, except
+// when ctx ends after r was handed to the writer: the error then says the record may
+// still be stored, and the caller must act as if it was not (not run anything).
+func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
+	if s.opts.ReadOnly {
+		return Record{}, ErrReadOnly
+	}
+	p, err := s.prepare(r)
+	if err != nil {
+		return Record{}, err
+	}
+	req := &appendReq{p: p, done: make(chan struct{})}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return Record{}, ErrClosed
+	}
+	select {
+	case s.queue <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return Record{}, fmt.Errorf("append %s record: %w", r.Kind, ctx.Err())
+	}
+	select {
+	case <-req.done:
+		return req.rec, req.err
+	case <-ctx.Done():
+		return Record{}, fmt.Errorf("append %s record: %w (the record may still be stored)", r.Kind, ctx.Err())
+	}
+}
+
+// Close stops accepting appends, lets the writer commit what is queued, writes a
+// shutdown checkpoint and closes the database. If ctx ends first, Close returns its
+// error and the writer finishes in the background.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	var err error
+	if !s.opts.ReadOnly {
+		close(s.stop)
+		select {
+		case <-s.done:
+			err = s.closeErr
+		case <-ctx.Done():
+			return fmt.Errorf("close audit store %s: %w", s.dir, ctx.Err())
+		}
+		s.cancel()
+	}
+	if cerr := s.db.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close audit store %s: %w", s.dir, cerr)
+	}
+	return err
+}
+
+// syncDir fsyncs a directory so that files created in it survive a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

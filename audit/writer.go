@@ -1,0 +1,367 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The search indexes (record_rules, records_fts) are filled behind the appends: the
+// writer indexes indexChunk records at a time when no append is waiting, and also
+// between batches once more than maxBacklog records wait, so the not yet indexed tail
+// that queries scan stays small.
+const (
+	indexChunk = 512
+	maxBacklog = 8192
+)
+
+// writer is the state of the goroutine that owns the write connection. Appenders
+// enqueue prepared records; the writer takes everything queued (up to MaxBatch), chains
+// it after the head it reads inside the write transaction, commits once, and wakes the
+// appenders of the batch. One fsync covers the batch: that is the group commit.
+type writer struct {
+	s    *Store
+	conn *sql.Conn
+
+	insRecords, insRules *multiInsert
+	insCheckpoint        *sql.Stmt
+	selHead              *sql.Stmt
+
+	buf     []byte // scratch for hashing
+	recArgs []any
+	backlog int64 // records not yet indexed for search, as of the last commit
+}
+
+func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
+	w := &writer{s: s, conn: conn,
+		insRecords: newMultiInsert(conn, `INSERT INTO records (seq, id, time_ns, kind, principal,
+			role, request_id, decision_id, decision, revision, input, reasons, execution, detail,
+			prev_hash, hash, rules, body) VALUES `, 18),
+		insRules: newMultiInsert(conn, `INSERT OR IGNORE INTO record_rules (rule, seq) VALUES `, 2),
+	}
+	var err error
+	if w.insCheckpoint, err = conn.PrepareContext(ctx, `INSERT INTO checkpoints (seq, hash, time_ns, key_id, signature) VALUES (?, ?, ?, ?, ?)`); err != nil {
+		return nil, fmt.Errorf("prepare audit writer: %w", err)
+	}
+	if w.selHead, err = conn.PrepareContext(ctx, `SELECT seq, id, time_ns, hash FROM records ORDER BY seq DESC LIMIT 1`); err != nil {
+		return nil, fmt.Errorf("prepare audit writer: %w", err)
+	}
+	// Learn the index backlog left by an earlier run.
+	var last, indexed int64
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), (SELECT value FROM meta WHERE key = 'index_seq') FROM records`).Scan(&last, &indexed); err != nil {
+		return nil, fmt.Errorf("prepare audit writer: %w", err)
+	}
+	w.backlog = last - indexed
+	return w, nil
+}
+
+// head is the last record of the chain.
+type head struct {
+	seq    int64
+	id     id128
+	timeNS int64
+	hash   string
+}
+
+func (w *writer) head(ctx context.Context) (head, error) {
+	h := head{hash: genesisHash}
+	var idText string
+	err := w.selHead.QueryRowContext(ctx).Scan(&h.seq, &idText, &h.timeNS, &h.hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return head{hash: genesisHash}, nil
+	}
+	if err != nil {
+		return head{}, fmt.Errorf("read audit head: %w", err)
+	}
+	if h.id, err = parseID(idText); err != nil {
+		return head{}, fmt.Errorf("read audit head: record %d: %w", h.seq, err)
+	}
+	return h, nil
+}
+
+// run is the writer goroutine. It exits after Close closed s.stop and everything
+// queued before is committed.
+func (s *Store) run(ctx context.Context, w *writer) {
+	defer close(s.done)
+	defer w.conn.Close()
+	batch := make([]*appendReq, 0, s.opts.MaxBatch)
+	for {
+		batch = batch[:0]
+		stopping := false
+		select {
+		case r := <-s.queue:
+			batch = append(batch, r)
+		case <-s.stop:
+			stopping = true
+		}
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case r := <-s.queue:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		if len(batch) > 0 {
+			w.commit(ctx, batch)
+		}
+		if stopping {
+			if len(s.queue) > 0 {
+				continue // still draining; s.stop stays closed, so we come back here
+			}
+			s.closeErr = w.shutdown(ctx)
+			return
+		}
+		// Index for search while nobody waits, or when the backlog grew too long.
+		for w.backlog > 0 && (len(s.queue) == 0 || w.backlog > maxBacklog) {
+			if err := w.index(ctx); err != nil {
+				break // retried after the next batch; queries scan the tail meanwhile
+			}
+			if w.backlog <= maxBacklog && len(s.queue) > 0 {
+				break
+			}
+		}
+	}
+}
+
+// commit appends a batch in one transaction and wakes its appenders. If anything
+// fails, the transaction is rolled back and every append of the batch fails: nothing of
+// it is stored, and the chain head stays where it was.
+func (w *writer) commit(ctx context.Context, batch []*appendReq) {
+	cp, err := w.commitBatch(ctx, batch)
+	for _, r := range batch {
+		if err != nil {
+			r.rec, r.err = Record{}, err
+		}
+		close(r.done)
+	}
+	if err == nil {
+		w.backlog += int64(len(batch))
+		if cp != nil {
+			// Best effort: the checkpoint is in the database already; the file is a
+			// second copy that a SQL-only edit of the database would have to match.
+			writeCheckpointFile(w.s.dir, *cp)
+		}
+	}
+}
+
+func (w *writer) commitBatch(ctx context.Context, batch []*appendReq) (cp *Checkpoint, err error) {
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return nil, fmt.Errorf("append to audit log: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	h, err := w.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	first := h.seq + 1
+	w.recArgs = w.recArgs[:0]
+	for _, r := range batch {
+		h = w.chain(h, r)
+	}
+	if err := w.insRecords.exec(ctx, w.recArgs); err != nil {
+		return nil, fmt.Errorf("append to audit log: insert records %d-%d: %w", first, h.seq, err)
+	}
+	if n := int64(w.s.opts.CheckpointEvery); n > 0 && (first-1)/n != h.seq/n {
+		c := w.s.sign(h.seq, h.hash, h.timeNS)
+		if err := w.insertCheckpoint(ctx, c); err != nil {
+			return nil, err
+		}
+		cp = &c
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, fmt.Errorf("append to audit log: commit: %w", err)
+	}
+	return cp, nil
+}
+
+// chain assigns seq, time, id and hash to one record after h and queues its rows.
+func (w *writer) chain(h head, r *appendReq) head {
+	now := w.s.opts.Now().UnixNano()
+	t := max(now, h.timeNS)
+	id := nextID(h.id, uint64(t/int64(time.Millisecond)))
+	f := r.p.f
+	f.seq, f.id, f.timeNS = h.seq+1, id.String(), t
+	var hash string
+	hash, w.buf = chainHash(w.buf, h.hash, &f)
+	w.recArgs = append(w.recArgs, f.seq, f.id, f.timeNS, f.kind, f.principal, f.role,
+		f.requestID, f.decisionID, f.decision, f.revision, nullable(f.input), f.reasons,
+		nullable(f.execution), nullable(f.detail), h.hash, hash, r.p.rules, r.p.body)
+	rec := r.p.rec
+	rec.Seq, rec.ID, rec.Time, rec.PrevHash, rec.Hash = f.seq, f.id, time.Unix(0, t).UTC(), h.hash, hash
+	r.rec = rec
+	return head{seq: f.seq, id: id, timeNS: t, hash: hash}
+}
+
+func (w *writer) insertCheckpoint(ctx context.Context, c Checkpoint) error {
+	if _, err := w.insCheckpoint.ExecContext(ctx, c.Seq, c.Hash, c.timeNS, c.KeyID, c.Signature); err != nil {
+		return fmt.Errorf("append to audit log: insert checkpoint %d: %w", c.Seq, err)
+	}
+	return nil
+}
+
+// index adds the next indexChunk records after meta.index_seq to record_rules and
+// records_fts and advances meta.index_seq, in one transaction.
+func (w *writer) index(ctx context.Context) (err error) {
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	var from, to, last int64
+	if err := w.conn.QueryRowContext(ctx, `SELECT value, (SELECT coalesce(max(seq), 0) FROM records) FROM meta WHERE key = 'index_seq'`).Scan(&from, &last); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	to = min(last, from+indexChunk)
+	if _, err := w.conn.ExecContext(ctx, `INSERT INTO records_fts (rowid, body)
+		SELECT seq, body FROM records WHERE seq > ? AND seq <= ? AND body != ''`, from, to); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	rows, err := w.conn.QueryContext(ctx, `SELECT seq, rules FROM records WHERE seq > ? AND seq <= ? AND rules != ''`, from, to)
+	if err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	type ruleRow struct {
+		rule string
+		seq  int64
+	}
+	var rr []ruleRow
+	for rows.Next() {
+		var seq int64
+		var rules string
+		if err := rows.Scan(&seq, &rules); err != nil {
+			rows.Close()
+			return fmt.Errorf("index audit records: %w", err)
+		}
+		for _, r := range strings.Fields(rules) {
+			rr = append(rr, ruleRow{r, seq})
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	// Insert in key order: each b-tree leaf is visited once.
+	slices.SortFunc(rr, func(a, b ruleRow) int {
+		if c := strings.Compare(a.rule, b.rule); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	args := make([]any, 0, 2*len(rr))
+	for _, r := range rr {
+		args = append(args, r.rule, r.seq)
+	}
+	if err := w.insRules.exec(ctx, args); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	if _, err := w.conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'index_seq'`, to); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("index audit records: %w", err)
+	}
+	w.backlog = last - to
+	return nil
+}
+
+// shutdown writes a checkpoint of the head when the last one is older.
+func (w *writer) shutdown(ctx context.Context) (err error) {
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("shutdown checkpoint: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	h, err := w.head(ctx)
+	if err != nil {
+		return err
+	}
+	var last sql.NullInt64
+	if err := w.conn.QueryRowContext(ctx, `SELECT max(seq) FROM checkpoints`).Scan(&last); err != nil {
+		return fmt.Errorf("shutdown checkpoint: %w", err)
+	}
+	if h.seq == 0 || (last.Valid && last.Int64 >= h.seq) {
+		_, err := w.conn.ExecContext(ctx, "COMMIT")
+		return err
+	}
+	c := w.s.sign(h.seq, h.hash, h.timeNS)
+	if err := w.insertCheckpoint(ctx, c); err != nil {
+		return err
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("shutdown checkpoint: commit: %w", err)
+	}
+	return writeCheckpointFile(w.s.dir, c)
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// multiInsert runs INSERT ... VALUES (...), (...), ... statements of many rows, which
+// costs far less per row than one statement per row. Statements are prepared for row
+// counts that are powers of two, and a batch is split into such chunks.
+type multiInsert struct {
+	conn   *sql.Conn
+	prefix string
+	cols   int
+	stmts  map[int]*sql.Stmt
+}
+
+const maxRowsPerInsert = 256
+
+func newMultiInsert(conn *sql.Conn, prefix string, cols int) *multiInsert {
+	return &multiInsert{conn: conn, prefix: prefix, cols: cols, stmts: map[int]*sql.Stmt{}}
+}
+
+func (m *multiInsert) exec(ctx context.Context, args []any) error {
+	rows := len(args) / m.cols
+	for rows > 0 {
+		n := maxRowsPerInsert
+		for n > rows {
+			n /= 2
+		}
+		st, err := m.stmt(ctx, n)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, args[:n*m.cols]...); err != nil {
+			return err
+		}
+		args = args[n*m.cols:]
+		rows -= n
+	}
+	return nil
+}
+
+func (m *multiInsert) stmt(ctx context.Context, rows int) (*sql.Stmt, error) {
+	if st := m.stmts[rows]; st != nil {
+		return st, nil
+	}
+	tuple := "(?" + strings.Repeat(", ?", m.cols-1) + ")"
+	q := m.prefix + tuple + strings.Repeat(", "+tuple, rows-1)
+	st, err := m.conn.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	m.stmts[rows] = st
+	return st, nil
+}
