@@ -20,8 +20,8 @@ func sampleInput(n int) json.RawMessage {
 		"commands": []any{
 			map[string]any{
 				"index": 0, "name": "rm", "path": "rm", "argv": []any{"rm", "-rf", fmt.Sprintf("build-%d", n)},
-				"flags":    []any{"-r", "-f"},
-				"operands": []any{map[string]any{"text": fmt.Sprintf("build-%d", n), "path": fmt.Sprintf("/srv/ws/app/build-%d", n), "inside_workspace": true}},
+				"flags":     []any{"-r", "-f"},
+				"operands":  []any{map[string]any{"text": fmt.Sprintf("build-%d", n), "path": fmt.Sprintf("/srv/ws/app/build-%d", n), "inside_workspace": true}},
 				"redirects": []any{}, "env": map[string]any{}, "dynamic": false, "dynamic_name": false, "glob": false,
 				"via":     []any{},
 				"context": map[string]any{"pipeline": false, "subshell": false, "substitution": false, "background": false, "condition": false, "function": false},

@@ -690,4 +690,3 @@ func pemSpans(s string, spans []span) []span {
 		off = bodyEnd
 	}
 }
-

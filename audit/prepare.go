@@ -24,9 +24,9 @@ const (
 // writer to chain.
 type prepared struct {
 	f     canonicalFields[string] // without seq, id, time
-	rules string          // " rule1 rule2 ", or "" without reasons
-	body  string          // " word1 word2 ... ", the free-text index entry
-	rec   Record          // the record as it will be stored (masked)
+	rules string                  // " rule1 rule2 ", or "" without reasons
+	body  string                  // " word1 word2 ... ", the free-text index entry
+	rec   Record                  // the record as it will be stored (masked)
 }
 
 // prepare validates r, masks its secrets and encodes its JSON parts. It runs on the

@@ -80,7 +80,7 @@ type Store struct {
 }
 
 type appendReq struct {
-	p    *prepared
+	p    *prepared // nil for a flushIndex request
 	rec  Record
 	err  error
 	done chan struct{}
@@ -251,8 +251,36 @@ func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
 	}
 }
 
-// Close stops accepting appends, lets the writer commit what is queued, writes a
-// shutdown checkpoint and closes the database. If ctx ends first, Close returns its
+// flushIndex returns once every record appended before the call is in the search
+// indexes (record_rules, records_fts). Queries do not need it (they scan the tail that
+// is not indexed yet); tests and benchmarks use it to reach a known state.
+func (s *Store) flushIndex(ctx context.Context) error {
+	if s.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	req := &appendReq{done: make(chan struct{})}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case s.queue <- req:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case <-req.done:
+		return req.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting appends, lets the writer commit what is queued, brings the
+// search indexes up to date, writes a shutdown checkpoint and closes the database. If ctx ends first, Close returns its
 // error and the writer finishes in the background.
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()

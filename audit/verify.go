@@ -307,6 +307,10 @@ func (v *verifier) check() *Problem {
 		case v.okAt(cur, seq+1):
 			return &Problem{Kind: ProblemRemoved, Seq: seq,
 				Message: fmt.Sprintf("a record before record %d (id %s) was removed and the records after it renumbered", seq, id)}
+		case v.haveNext && v.next.seqOK && v.okAt(v.next, seq):
+			// The record after it belongs at this position: this one was slipped in.
+			return &Problem{Kind: ProblemInserted, Seq: seq, ID: id,
+				Message: fmt.Sprintf("record %d (id %s) was inserted: the record after it was appended as %d", seq, id, seq)}
 		case !cur.timeOK:
 			return &Problem{Kind: ProblemEdited, Seq: seq, ID: id, Message: fmt.Sprintf("record %d has a malformed time", seq)}
 		}

@@ -90,8 +90,9 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	defer close(s.done)
 	defer w.conn.Close()
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
+	var flushes []*appendReq
 	for {
-		batch = batch[:0]
+		batch, flushes = batch[:0], flushes[:0]
 		stopping := false
 		select {
 		case r := <-s.queue:
@@ -108,14 +109,32 @@ func (s *Store) run(ctx context.Context, w *writer) {
 				break fill
 			}
 		}
+		// Index flush requests (p == nil) wait for the appends queued before them.
+		n := 0
+		for _, r := range batch {
+			if r.p == nil {
+				flushes = append(flushes, r)
+			} else {
+				batch[n] = r
+				n++
+			}
+		}
+		batch = batch[:n]
 		if len(batch) > 0 {
 			w.commit(ctx, batch)
+		}
+		if len(flushes) > 0 {
+			err := w.indexAll(ctx)
+			for _, f := range flushes {
+				f.err = err
+				close(f.done)
+			}
 		}
 		if stopping {
 			if len(s.queue) > 0 {
 				continue // still draining; s.stop stays closed, so we come back here
 			}
-			s.closeErr = w.shutdown(ctx)
+			s.closeErr = errors.Join(w.indexAll(ctx), w.shutdown(ctx))
 			return
 		}
 		// Index for search while nobody waits, or when the backlog grew too long.
@@ -128,6 +147,16 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			}
 		}
 	}
+}
+
+// indexAll indexes the whole backlog.
+func (w *writer) indexAll(ctx context.Context) error {
+	for w.backlog > 0 {
+		if err := w.index(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commit appends a batch in one transaction and wakes its appenders. If anything
