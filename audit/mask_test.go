@@ -123,9 +123,9 @@ func TestMaskOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{
-		"ACCOUNT_NO=12345 x":                "ACCOUNT_NO=**** x",
-		"GH_TOKEN=abc":                      "GH_TOKEN=****",
-		"acme_0123456789abcdefghij":         "acme_****",
+		"ACCOUNT_NO=12345 x":                 "ACCOUNT_NO=**** x",
+		"GH_TOKEN=abc":                       "GH_TOKEN=****",
+		"acme_0123456789abcdefghij":          "acme_****",
 		"ghp_abcdefghijklmnopqrstuvwxyz0123": "ghp_abcdefghijklmnopqrstuvwxyz0123", // prefixes replaced
 	} {
 		if got := m.MaskText(in); got != want {
@@ -181,9 +181,13 @@ func TestSecretsNeverReachTheDataDirectory(t *testing.T) {
 		{"credentials in a URL", func(s string) Record {
 			return dec(`{"commands":[{"argv":["git","clone","https://bob:` + s + `@example.com/r.git"]}]}`)
 		}},
-		{"token as URL user", func(s string) Record { return dec(`{"request":{"raw":"git push https://` + s + `@example.com/r.git"}}`) }},
+		{"token as URL user", func(s string) Record {
+			return dec(`{"request":{"raw":"git push https://` + s + `@example.com/r.git"}}`)
+		}},
 		{"password in a query string", func(s string) Record { return dec(`{"request":{"raw":"curl 'https://x/?user=a&password=` + s + `'"}}`) }},
-		{"mysql -pSECRET", func(s string) Record { return dec(`{"commands":[{"argv":["mysql","-p` + s + `"]}],"request":{"raw":"mysql -p` + s + `"}}`) }},
+		{"mysql -pSECRET", func(s string) Record {
+			return dec(`{"commands":[{"argv":["mysql","-p` + s + `"]}],"request":{"raw":"mysql -p` + s + `"}}`)
+		}},
 		{"sshpass -p SECRET", func(s string) Record {
 			return dec(`{"commands":[{"argv":["sshpass","-p","` + s + `","ssh","h"]}],"request":{"raw":"sshpass -p ` + s + ` ssh h"}}`)
 		}},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -77,6 +78,10 @@ type Store struct {
 	done     chan struct{} // closed by the writer when it has exited
 	cancel   context.CancelFunc
 	closeErr error // the writer's shutdown error, read after done
+
+	// indexPaused stops the writer's background indexing (flushIndex and Close still
+	// index), so that tests can reach a state with a not yet indexed tail.
+	indexPaused atomic.Bool
 }
 
 type appendReq struct {

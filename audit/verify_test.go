@@ -145,9 +145,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		idOf   int64 // seq of the record whose original id must be named; 0: none
 	}{
 		{
-			name:   "edit a field",
-			tamper: func(t *testing.T, dir, db string) { execSQL(t, db, `UPDATE records SET principal = 'mallory' WHERE seq = 5`) },
-			kind:   ProblemEdited, seq: 5, idOf: 5,
+			name: "edit a field",
+			tamper: func(t *testing.T, dir, db string) {
+				execSQL(t, db, `UPDATE records SET principal = 'mallory' WHERE seq = 5`)
+			},
+			kind: ProblemEdited, seq: 5, idOf: 5,
 		},
 		{
 			name: "edit the input",
@@ -219,9 +221,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			kind: ProblemInserted, seq: 31,
 		},
 		{
-			name:   "swap two records",
-			tamper: func(t *testing.T, dir, db string) { execSQL(t, db, `UPDATE records SET seq = -1 WHERE seq = 15`, `UPDATE records SET seq = 15 WHERE seq = 16`, `UPDATE records SET seq = 16 WHERE seq = -1`) },
-			kind:   ProblemReordered, seq: 15,
+			name: "swap two records",
+			tamper: func(t *testing.T, dir, db string) {
+				execSQL(t, db, `UPDATE records SET seq = -1 WHERE seq = 15`, `UPDATE records SET seq = 15 WHERE seq = 16`, `UPDATE records SET seq = 16 WHERE seq = -1`)
+			},
+			kind: ProblemReordered, seq: 15,
 		},
 		{
 			name:   "truncate the tail",

@@ -11,13 +11,15 @@ import (
 	"time"
 )
 
-// The search indexes (record_rules, records_fts) are filled behind the appends: the
-// writer indexes indexChunk records at a time when no append is waiting, and also
-// between batches once more than maxBacklog records wait, so the not yet indexed tail
-// that queries scan stays small.
+// The search indexes (record_rules, records_fts) are filled behind the appends, in
+// transactions of indexChunk records: when a whole chunk waits and no append does, when
+// no append came for indexIdle, and between batches once more than maxBacklog records
+// wait, so the not yet indexed tail that queries scan stays small. Indexing per batch
+// instead would cost more than the rest of an append.
 const (
 	indexChunk = 512
 	maxBacklog = 8192
+	indexIdle  = 250 * time.Millisecond
 )
 
 // writer is the state of the goroutine that owns the write connection. Appenders
@@ -91,14 +93,25 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	defer w.conn.Close()
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
 	var flushes []*appendReq
+	idle := time.NewTimer(indexIdle)
+	defer idle.Stop()
 	for {
 		batch, flushes = batch[:0], flushes[:0]
 		stopping := false
+		idle.Reset(indexIdle)
 		select {
 		case r := <-s.queue:
 			batch = append(batch, r)
 		case <-s.stop:
 			stopping = true
+		case <-idle.C:
+			// Nobody appended for a while: index the backlog, yielding to appends.
+			for w.backlog > 0 && len(s.queue) == 0 && !s.indexPaused.Load() {
+				if w.index(ctx) != nil {
+					break
+				}
+			}
+			continue
 		}
 	fill:
 		for len(batch) < s.opts.MaxBatch {
@@ -137,13 +150,9 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			s.closeErr = errors.Join(w.indexAll(ctx), w.shutdown(ctx))
 			return
 		}
-		// Index for search while nobody waits, or when the backlog grew too long.
-		for w.backlog > 0 && (len(s.queue) == 0 || w.backlog > maxBacklog) {
-			if err := w.index(ctx); err != nil {
-				break // retried after the next batch; queries scan the tail meanwhile
-			}
-			if w.backlog <= maxBacklog && len(s.queue) > 0 {
-				break
+		for !s.indexPaused.Load() && (w.backlog > maxBacklog || w.backlog >= indexChunk && len(s.queue) == 0) {
+			if w.index(ctx) != nil {
+				break // retried later; queries scan the tail meanwhile
 			}
 		}
 	}

@@ -1,0 +1,265 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// variedRecord returns record i of a mix of kinds, principals, decisions, rules and
+// commands.
+func variedRecord(i int) Record {
+	principals := []string{"ci-agent", "dev-bot", "ops", "auditor-x"}
+	cmds := []string{"git status", "curl https://example.com/x", "rm -rf build", "make test", "docker build .", "ls -la src"}
+	cmd := cmds[i%len(cmds)]
+	r := Record{
+		Principal: Principal{principals[i%len(principals)], "agent"},
+		RequestID: fmt.Sprintf("req-%05d", i),
+		Input:     json.RawMessage(fmt.Sprintf(`{"request":{"raw":%q,"cwd":"/srv/ws"},"n":%d}`, cmd, i)),
+		Revision:  "rev-1",
+	}
+	switch i % 7 {
+	case 0, 1, 2:
+		r.Kind, r.Decision = KindDecision, "allow"
+	case 3:
+		r.Kind, r.Decision = KindDecision, "deny"
+		r.Reasons = []Reason{{Rule: fmt.Sprintf("forbidden.rule_%d", i%5), Message: "refused " + cmd}}
+	case 4:
+		r.Kind, r.Decision = KindDecision, "ask"
+		r.Reasons = []Reason{{Rule: "ask.network", Message: "needs approval"}, {Rule: fmt.Sprintf("forbidden.rule_%d", i%5), Message: "x"}}
+	case 5:
+		r.Kind, r.DecisionID = KindExecution, "01J00000000000000000000000"
+		r.Execution = &Execution{ExitCode: i % 3, DurationMS: int64(i)}
+	case 6:
+		r.Kind = KindAuthFailure
+		r.Input = nil
+		r.Detail = json.RawMessage(`{"reason":"unknown token"}`)
+	}
+	return r
+}
+
+// refMatch is the reference semantics of Query filters.
+func refMatch(r Record, q Query) bool {
+	if !q.Since.IsZero() && r.Time.Before(q.Since) || !q.Until.IsZero() && !r.Time.Before(q.Until) {
+		return false
+	}
+	if q.Principal != "" && r.Principal.Name != q.Principal || q.Decision != "" && r.Decision != q.Decision || q.Kind != "" && r.Kind != q.Kind {
+		return false
+	}
+	if q.Rule != "" && !slices.ContainsFunc(r.Reasons, func(x Reason) bool { return x.Rule == q.Rule }) {
+		return false
+	}
+	if q.Text == "" {
+		return true
+	}
+	strs := []string{r.Principal.Name, r.Principal.Role, r.RequestID, r.DecisionID, string(r.Kind), r.Decision, r.Revision}
+	for _, x := range r.Reasons {
+		strs = append(strs, x.Rule, x.Message)
+	}
+	if r.Execution != nil {
+		strs = append(strs, r.Execution.Error)
+	}
+	for _, doc := range []json.RawMessage{r.Input, r.Detail} {
+		if len(doc) > 0 {
+			v, _ := parseJSON(doc, maxJSONDepth)
+			strs = stringLeaves(&v, strs)
+		}
+	}
+	var words []string
+	for _, s := range strs {
+		words = appendWords(words, s)
+	}
+	qw := appendWords(nil, q.Text)
+	for i, w := range qw {
+		if !slices.ContainsFunc(words, func(x string) bool {
+			return x == w || i == len(qw)-1 && strings.HasPrefix(x, w)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestQueryMatchesReference(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var clock atomic.Int64
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := openTest(t, t.TempDir(), Options{Now: func() time.Time { return base.Add(time.Duration(clock.Add(1)) * time.Second) }})
+	defer s.Close(ctx)
+	s.indexPaused.Store(true)
+	var all []Record
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			r, err := s.Append(ctx, variedRecord(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, r)
+		}
+	}
+	queries := []Query{
+		{}, {Limit: 7}, {Principal: "ops"}, {Principal: "nobody"}, {Decision: "deny"}, {Kind: KindExecution},
+		{Kind: KindAuthFailure, Limit: 3}, {Rule: "forbidden.rule_3"}, {Rule: "ask.network", Principal: "dev-bot"},
+		{Text: "curl"}, {Text: "rm -rf"}, {Text: "BUILD"}, {Text: "refused mak"}, {Text: "unknown token"},
+		{Text: "req 00042"}, {Text: "zzz-not-there"}, {Text: "curl", Rule: "forbidden.rule_1"},
+		{Since: base.Add(50 * time.Second)}, {Until: base.Add(30 * time.Second)},
+		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Decision: "allow", Limit: 5},
+		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Text: "git", Limit: 4},
+	}
+	check := func(state string) {
+		for _, q := range queries {
+			var want []Record
+			for i := len(all) - 1; i >= 0; i-- {
+				if refMatch(all[i], q) {
+					want = append(want, all[i])
+				}
+			}
+			// Follow every page.
+			var got []Record
+			qq := q
+			for pages := 0; ; pages++ {
+				page, err := s.Query(ctx, qq)
+				if err != nil {
+					t.Fatalf("%s: Query(%+v) = %v", state, qq, err)
+				}
+				limit := max(q.Limit, 0)
+				if limit == 0 {
+					limit = DefaultLimit
+				}
+				if len(page.Records) > limit {
+					t.Fatalf("%s: Query(%+v) returned %d records, limit %d", state, qq, len(page.Records), limit)
+				}
+				got = append(got, page.Records...)
+				if page.NextCursor == "" || pages > 1000 {
+					break
+				}
+				qq.Cursor = page.NextCursor
+			}
+			if diff := cmp.Diff(seqs(want), seqs(got)); diff != "" {
+				t.Errorf("%s: Query(%+v) seqs (-want +got):\n%s", state, q, diff)
+			}
+		}
+	}
+	add(0, 120)
+	if n := indexedUpTo(t, s); n != 0 {
+		t.Fatalf("index_seq = %d before flushIndex, want 0", n)
+	}
+	check("not indexed yet")
+	if err := s.flushIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexedUpTo(t, s); n != 120 {
+		t.Fatalf("index_seq = %d after flushIndex, want 120", n)
+	}
+	check("indexed")
+	add(120, 200)
+	check("indexed with a tail")
+}
+
+func seqs(rs []Record) []int64 {
+	out := []int64{}
+	for _, r := range rs {
+		out = append(out, r.Seq)
+	}
+	return out
+}
+
+func TestQueryErrors(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	for _, q := range []Query{
+		{Limit: -1}, {Limit: MaxLimit + 1}, {Cursor: "nope"}, {Cursor: "c1.!!"}, {Cursor: encodeCursor(1)[:3] + "LTU"},
+		{Kind: "bogus"}, {Text: "-- ++"}, {Principal: "bad\xff"}, {Text: "a\x00b"},
+	} {
+		if _, err := s.Query(ctx, q); !errors.Is(err, ErrInvalidQuery) {
+			t.Errorf("Query(%+v) = %v, want ErrInvalidQuery", q, err)
+		}
+	}
+	if _, err := s.Export(ctx, &bytes.Buffer{}, Query{Cursor: encodeCursor(3)}); !errors.Is(err, ErrInvalidQuery) {
+		t.Errorf("Export(with a cursor) = %v, want ErrInvalidQuery", err)
+	}
+	page, err := s.Query(ctx, Query{})
+	if err != nil || page.Records == nil || len(page.Records) != 0 || page.NextCursor != "" {
+		t.Errorf("Query(empty store) = %+v, %v; want an empty, non-nil page", page, err)
+	}
+}
+
+func TestExportFields(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	var recs []Record
+	for i := range 7 {
+		r, err := s.Append(ctx, variedRecord(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	var out bytes.Buffer
+	if n, err := s.Export(ctx, &out, Query{}); err != nil || n != 7 {
+		t.Fatalf("Export() = %d, %v", n, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("Export() wrote %d lines, want 7", len(lines))
+	}
+	for i, l := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		r := recs[i] // oldest first
+		wantDecisionID := r.DecisionID
+		if r.Kind == KindDecision {
+			wantDecisionID = r.ID
+		}
+		if got["decision_id"] != nil && got["decision_id"] != wantDecisionID || got["decision_id"] == nil && wantDecisionID != "" {
+			t.Errorf("line %d decision_id = %v, want %q", i, got["decision_id"], wantDecisionID)
+		}
+		if got["timestamp"] != formatTime(r.Time.UnixNano()) || got["hash"] != r.Hash || got["prev_hash"] != r.PrevHash || got["kind"] != string(r.Kind) {
+			t.Errorf("line %d = %s; does not carry record %d", i, l, r.Seq)
+		}
+		if r.Decision != "" {
+			res, _ := got["result"].(map[string]any)
+			if res["action"] != r.Decision {
+				t.Errorf("line %d result = %v, want action %q", i, got["result"], r.Decision)
+			}
+		}
+		if b, _ := got["bundles"].(map[string]any); b["cmdgate"].(map[string]any)["revision"] != "rev-1" {
+			t.Errorf("line %d bundles = %v", i, got["bundles"])
+		}
+		if _, err := time.Parse(time.RFC3339Nano, got["timestamp"].(string)); err != nil {
+			t.Errorf("line %d timestamp: %v", i, err)
+		}
+	}
+	// Filters and limit apply; order is oldest first.
+	out.Reset()
+	if n, err := s.Export(ctx, &out, Query{Decision: "allow", Limit: 2}); err != nil || n != 2 {
+		t.Fatalf("Export(allow, limit 2) = %d, %v", n, err)
+	}
+	if !strings.Contains(out.String(), `"id":"`+recs[0].ID+`"`) || !strings.Contains(out.String(), `"id":"`+recs[1].ID+`"`) {
+		t.Errorf("Export(allow, limit 2) = %s; want records 1 and 2", out.String())
+	}
+}
+
+func indexedUpTo(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	if err := s.db.QueryRowContext(t.Context(), `SELECT value FROM meta WHERE key = 'index_seq'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
