@@ -231,6 +231,9 @@ func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
 	if s.opts.ReadOnly {
 		return Record{}, ErrReadOnly
 	}
+	if err := ctx.Err(); err != nil {
+		return Record{}, fmt.Errorf("append %s record: %w", r.Kind, err)
+	}
 	p, err := s.prepare(r)
 	if err != nil {
 		return Record{}, err
