@@ -57,6 +57,13 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 		} else {
 			cmd.Name = a0.val
 		}
+		nflags, nops := countFlags(fields)
+		if nflags > 0 {
+			cmd.Flags = make([]string, 0, nflags)
+		}
+		if nops > 0 {
+			cmd.Operands = make([]Operand, 0, nops)
+		}
 		dashdash := false
 		for i := 1; i < len(fields); i++ {
 			f := fields[i]
@@ -98,6 +105,25 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 	if sc.same { // after the inner commands, which start where the wrapper does
 		w.dirEffect(&cmd, fields)
 	}
+}
+
+// countFlags counts the flags and operands of a command's words (see Command.Flags).
+func countFlags(fields []field) (nflags, nops int) {
+	dashdash := false
+	for _, f := range fields[1:] {
+		v := f.val
+		switch {
+		case dashdash || len(v) < 2 || v[0] != '-':
+			nops++
+		case v == "--":
+			dashdash = true
+		case v[1] == '-':
+			nflags++
+		default:
+			nflags += len(v) // an upper bound: one flag per byte
+		}
+	}
+	return nflags, nops
 }
 
 // shortFlagText holds "-c" for every ASCII c, so splitting clusters does not allocate.
@@ -143,15 +169,51 @@ func (w *walker) resolve(f field) (string, bool) {
 	if w.dirs.unknown() {
 		return "", false
 	}
-	p := path.Join(w.dirs.list[0], v)
+	p := joinPath(w.dirs.list[0], v)
 	in := w.inside(p) && !(f.glob && globMayEscape(v))
+	up := strings.Contains(v, "..")
 	for _, d := range w.dirs.list[1:] {
 		if !in {
 			break
 		}
-		in = w.inside(path.Join(d, v))
+		if up {
+			in = w.inside(path.Join(d, v))
+		} else { // a path that never goes up stays under d
+			in = w.inside(d)
+		}
 	}
 	return p, in
+}
+
+// joinPath is path.Join(dir, rel) for a clean absolute dir, with one allocation when rel
+// needs no cleaning.
+func joinPath(dir, rel string) string {
+	if !needsClean(rel) {
+		if dir == "/" {
+			return "/" + rel
+		}
+		return dir + "/" + rel
+	}
+	return path.Join(dir, rel)
+}
+
+// needsClean reports whether a relative path has empty, "." or ".." elements or a
+// trailing slash.
+func needsClean(rel string) bool {
+	if rel == "" || rel[len(rel)-1] == '/' {
+		return true
+	}
+	start := 0
+	for i := 0; i <= len(rel); i++ {
+		if i == len(rel) || rel[i] == '/' {
+			switch rel[start:i] {
+			case "", ".", "..":
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return false
 }
 
 // inside reports whether a clean absolute path is the workspace or lies under it.
@@ -295,7 +357,8 @@ func (d dirState) union(o dirState) dirState {
 	for _, x := range o.list {
 		if !contains(out, x) {
 			if len(out) == len(d.list) { // copy on first change: states are shared
-				out = append([]string(nil), d.list...)
+				out = make([]string, len(d.list), len(d.list)+len(o.list))
+				copy(out, d.list)
 			}
 			out = append(out, x)
 		}

@@ -1,3 +1,93 @@
 // Package parse turns a shell script or an argv array into the command document that
 // cmdgate's policy decides on (DESIGN.md contract 1).
+//
+// # The document
+//
+// Script parses bash (mvdan.cc/sh/v3/syntax, LangBash) and Argv takes words run without a
+// shell; both return a *Document, never nil. Its Commands list every simple command in
+// source order wherever it hides: `&&`/`||`/`;` lists, pipelines, subshells, `{ }` blocks,
+// if/while/until/for/select/case bodies and conditions, function bodies, coproc, `time`,
+// and command and process substitutions in any word (double quotes, unquoted here-document
+// bodies, assignments and arrays, redirection targets, `[[ ]]`, `(( ))`, case words and
+// patterns, for items, `${x:-$(cmd)}` defaults, let). Declarations (export, local, declare,
+// readonly, typeset) are commands named so; statements made only of assignments give no
+// command but are listed in Assignments; statements made only of redirections give a
+// command with an empty argv. Each command has its evaluated argv, name, flags, operands
+// with lexically resolved paths, redirections, environment, context (pipeline and stage,
+// subshell, substitution, background, condition, function), the wrappers it was found
+// through (via), its position and the directory its relative paths were resolved against.
+// Features summarises the shell features used. The fields are documented in document.go;
+// testdata/*.txtar holds the expected document of every construct.
+//
+// # Wrappers
+//
+// A command that runs another keeps its entry, and the command it runs follows with via
+// extended by the wrapper's base name, the same context and position, the wrapper's
+// redirections, and the environment and directory the wrapper gives it. Each wrapper's
+// real option syntax is followed, so option values are not taken for the command:
+//
+//   - sudo (NAME=VALUE, -u/-g/-C/-D/-h/… values, -e runs nothing, -s/-i re-parse the words
+//     as a shell command), doas, env (-i, -, -u NAME, -C DIR, -S STRING re-split, NAME=VALUE,
+//     --), nice (-n N, -N, --adjustment), nohup, time (the bash keyword, and GNU time -p -f
+//     FMT -o FILE), timeout (-s SIG, -k DUR, --preserve-status, --foreground, DURATION),
+//     stdbuf (-i/-o/-e MODE), ionice (-c/-n/-t; -p/-P/-u act on processes), setsid, command
+//     (-p; -v/-V run nothing), builtin, exec (-a NAME, -c, -l);
+//   - xargs (-0 -a -d -E -e -I -i -L -l -n -P -r -s … and their long forms; the command,
+//     echo by default, gets arguments at run time: it is dynamic, as is every word holding
+//     the -I/-i replace string), find -exec/-execdir/-ok/-okdir COMMAND … `;` or `{} +`
+//     (each an inner command, dynamic, with `{}` words dynamic), watch (the words joined and
+//     re-parsed as a sh -c script; -x runs them directly), busybox APPLET;
+//   - shells sh, bash, rbash, zsh, dash, ksh, ksh93, mksh, lksh, pdksh, oksh, ash, yash, posh:
+//     the -c script (options before it or clustered: -lc, -ec, -o OPT, +O OPT, --norc,
+//     --rcfile FILE) is re-parsed; without -c and without a script file (or with -s), a
+//     here-document or here-string on standard input is; eval ARGS (joined with spaces) is
+//     re-parsed in the same shell; a trap action is re-parsed;
+//   - chroot [--userspec/--groups] NEWROOT, flock [-w/-E] FILE (command, or -c SCRIPT),
+//     unshare, nsenter, strace (-E NAME=VALUE), ltrace, chrt [PRIORITY], taskset MASK,
+//     su/runuser -c SCRIPT (runuser -u USER command), script -c SCRIPT, systemd-run (-E,
+//     --setenv), sg GROUP [-c] COMMAND, pkexec, fakeroot.
+//
+// Re-parsing and unwrapping nest, up to Options.MaxDepth levels. A wrapper argument known
+// only at run time (`sudo $CMD`) gives an inner command with a dynamic name. Text re-parsed
+// from a string with run-time parts (`bash -c "$X"`, `eval "rm $F"`) cannot be trusted: all
+// its commands are dynamic with dynamic names.
+//
+// # Static evaluation
+//
+// Words are evaluated the way bash would without running anything: quotes and backslash
+// escapes are removed (inside double quotes and here-documents only before $ ` " \ and a
+// newline), line continuations joined, $'…' decoded (\a \b \e \E \f \n \r \t \v \\ \' \" \?,
+// octal \NNN, \xHH, \uHHHH, \UHHHHHHHH as UTF-8, \cX; a NUL ends the string), $"…" read as
+// "…", and brace expansion done ({a,b}, nested, {1..10..2}, {a..e}, {01..10}; unquoted empty
+// results dropped). A word that decodes to invalid UTF-8 refuses the script: the JSON form
+// would show the policy something else than what runs. bash_test.go checks all of this
+// against bash itself. Parameter expansions, command and process substitutions and
+// arithmetic need run-time state: they keep their source text in the word (`$HOME/x`) and
+// make the command dynamic (dynamic_name in argv[0]). Unquoted glob characters (* ? […],
+// extglob) are kept unexpanded and set glob; a glob in argv[0] also sets dynamic_name.
+// Unquoted tilde prefixes stay as written and make a path unknown.
+//
+// Paths are resolved lexically (no file system access, no symlinks) against the directory
+// the command runs in: the request cwd, changed by static `cd DIR`/`pushd DIR` in the same
+// shell (not across subshells, pipelines or background jobs) and by wrappers (`env -C`). A
+// failed cd leaves the previous directory, so inside_workspace must hold for every directory
+// the command may run in. Where the directory is unknown, relative paths are "" and outside.
+//
+// # Limits
+//
+// The package is pure: no I/O, no policy. Script refuses (Document.Error with a position,
+// no commands) a script larger than Options.MaxBytes (DefaultMaxBytes, 64 KiB), containing a
+// NUL byte or invalid UTF-8, that does not parse, or nested deeper than Options.MaxDepth
+// (DefaultMaxDepth, 16: compound commands, substitutions, wrappers and re-parsed scripts each
+// add a level); also nested scripts (each at most MaxBytes, 4 × MaxBytes in all), brace
+// expansions past 16384 words and documents past 65536 words in all. Argv refuses an empty
+// argv, NUL bytes, invalid UTF-8 and words over MaxBytes. The work per input is bounded.
+//
+// Some things are beyond static analysis and left to the policy and the sandbox: the
+// commands a script file, `source`, a function called by a run-time name, or a shell
+// reading from a pipe would run; what `$VAR` holds; globs matching; aliases (off in
+// non-interactive bash); CDPATH set in the environment rather than the script; $'\u…' in a
+// non-UTF-8 locale.
+//
+// Script and Argv are safe for concurrent use; parsers are pooled.
 package parse

@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -105,6 +106,11 @@ func (w *walker) deeper(sc *scope, p Pos) bool {
 
 // file walks a whole tree (the script, or a re-parsed nested script).
 func (w *walker) file(f *syntax.File, sc scope) {
+	if cap(w.doc.Commands) == 0 {
+		// A guess at the number of commands, to grow the list once at most.
+		n := len(f.Stmts) + strings.Count(w.src, "|") + strings.Count(w.src, "&&") + strings.Count(w.src, "$(")
+		w.doc.Commands = make([]Command, 0, min(n, 1024))
+	}
 	savedTree, savedDirs := w.fileTree, w.fileDirs
 	w.fileTree, w.fileDirs = f, 0
 	w.stmts(f.Stmts, sc)
@@ -337,7 +343,7 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 
 // pipeline walks the stages of a pipeline with 2+ stages. Each stage runs in a subshell.
 func (w *walker) pipeline(c *syntax.BinaryCmd, sc scope) {
-	stages := pipeStages(c, nil)
+	stages := pipeStages(c, make([]*syntax.Stmt, 0, 4))
 	id := w.pipes
 	w.pipes++
 	saved := w.dirs
@@ -409,7 +415,7 @@ func (w *walker) call(c *syntax.CallExpr, s *syntax.Stmt, own []redir, sc scope)
 		return
 	}
 	env, envDyn := w.env(c.Assigns, sc)
-	var fields []field
+	fields := make([]field, 0, len(c.Args))
 	for _, a := range c.Args {
 		fields = w.wordFields(a, fields)
 	}

@@ -17,6 +17,7 @@ type field struct {
 	dynAt   int  // offset in val of the first run-time part (when dynamic)
 	glob    bool // an unquoted glob character
 	tilde   bool // starts with an unquoted tilde prefix
+	quoted  bool // has a quoted or escaped part: not dropped when empty
 }
 
 // wordFields appends the fields of an argument word: brace expansion may give several.
@@ -27,21 +28,31 @@ func (w *walker) wordFields(word *syntax.Word, dst []field) []field {
 	if hasBrace(word.Parts) {
 		cp := *word // SplitBraces rewrites the word it is given; keep the tree intact
 		if syntax.SplitBraces(&cp) {
-			for ew, err := range expand.BracesSeq(nil, &cp) {
-				if err != nil {
-					w.fail(fmt.Sprintf("brace expansion: %v", err), w.pos(word.Pos()))
-					return dst
-				}
-				if w.words+len(dst) > maxWords {
-					w.fail(fmt.Sprintf("more than %d words after brace expansion", maxWords), w.pos(word.Pos()))
-					return dst
-				}
-				dst = append(dst, w.evalWord(ew.Parts, word.Pos()))
-			}
-			return dst
+			return w.braceFields(&cp, word.Pos(), dst)
 		}
 	}
 	return append(dst, w.evalWord(word.Parts, word.Pos()))
+}
+
+// braceFields appends the fields of a word with brace expressions. (Apart from
+// wordFields: the iterator's closure would move dst to the heap on every call.)
+func (w *walker) braceFields(word *syntax.Word, at syntax.Pos, dst []field) []field {
+	for ew, err := range expand.BracesSeq(nil, word) {
+		if err != nil {
+			w.fail(fmt.Sprintf("brace expansion: %v", err), w.pos(at))
+			return dst
+		}
+		if w.words+len(dst) > maxWords {
+			w.fail(fmt.Sprintf("more than %d words after brace expansion", maxWords), w.pos(at))
+			return dst
+		}
+		f := w.evalWord(ew.Parts, at)
+		if f.val == "" && !f.dynamic && !f.quoted {
+			continue // bash drops unquoted empty words: {,} and the empty half of x{a,}
+		}
+		dst = append(dst, f)
+	}
+	return dst
 }
 
 func hasBrace(parts []syntax.WordPart) bool {
@@ -110,16 +121,19 @@ func (e *evaluator) parts(parts []syntax.WordPart, top bool) {
 			}
 			if !p.ValuePos.IsValid() && p.Value == `\` {
 				// a backslash produced by a brace sequence ({Z..a}) is removed like a quote
+				e.f.quoted = true
 				continue
 			}
 			e.unquoted(p.Value)
 		case *syntax.SglQuoted:
+			e.f.quoted = true
 			if p.Dollar {
 				e.ansiC(p.Value)
 			} else {
 				e.buf = append(e.buf, p.Value...)
 			}
 		case *syntax.DblQuoted:
+			e.f.quoted = true
 			for _, q := range p.Parts {
 				if l, ok := q.(*syntax.Lit); ok {
 					e.quoted(l.Value, true)
@@ -156,6 +170,7 @@ func (e *evaluator) unquoted(s string) {
 			if i+1 < len(s) {
 				i++
 				c = s[i]
+				e.f.quoted = true
 			}
 		case '*', '?':
 			e.f.glob = true
