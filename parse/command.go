@@ -103,7 +103,7 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 		}
 	}
 	if sc.same { // after the inner commands, which start where the wrapper does
-		w.dirEffect(&cmd, fields)
+		w.dirEffect(&cmd, fields, sc.stdin != nil)
 	}
 }
 
@@ -379,7 +379,10 @@ func contains(list []string, s string) bool {
 }
 
 // dirEffect applies what a command run by the shell itself does to its directory.
-func (w *walker) dirEffect(cmd *Command, fields []field) {
+func (w *walker) dirEffect(cmd *Command, fields []field, stdinBody bool) {
+	if !cmd.DynamicName && (cmd.Path == "builtin" || cmd.Path == "command") {
+		return // the inner command, run by this shell, had its effect
+	}
 	w.succK = false
 	if cmd.DynamicName { // could be cd
 		w.dirs = dirState{}
@@ -396,7 +399,9 @@ func (w *walker) dirEffect(cmd *Command, fields []field) {
 		}
 		w.dirs = dirState{}
 	case fields[0].val == "source" || fields[0].val == ".":
-		w.dirs = dirState{}
+		if !(stdinBody && len(fields) > 1 && isStdinPath(fields[len(fields)-1])) {
+			w.dirs = dirState{} // a file we do not read (a sourced here-document was walked)
+		}
 	case w.funcs[cmd.Name]:
 		w.dirs = dirState{}
 	}

@@ -39,9 +39,10 @@
 //     re-parsed as a sh -c script; -x runs them directly), busybox APPLET;
 //   - shells sh, bash, rbash, zsh, dash, ksh, ksh93, mksh, lksh, pdksh, oksh, ash, yash, posh:
 //     the -c script (options before it or clustered: -lc, -ec, -o OPT, +O OPT, --norc,
-//     --rcfile FILE) is re-parsed; without -c and without a script file (or with -s), a
-//     here-document or here-string on standard input is; eval ARGS (joined with spaces) is
-//     re-parsed in the same shell; a trap action is re-parsed;
+//     --rcfile FILE) is re-parsed; without -c and without a script file (or with -s, or
+//     with /dev/stdin as the file), a here-document or here-string on standard input is;
+//     eval ARGS (joined with spaces) and `source /dev/stdin` (or `.`) fed a here-document
+//     are re-parsed in the same shell; a trap action is re-parsed;
 //   - chroot [--userspec/--groups] NEWROOT, flock [-w/-E] FILE (command, or -c SCRIPT),
 //     unshare, nsenter, strace (-E NAME=VALUE), ltrace, chrt [PRIORITY], taskset MASK,
 //     su/runuser -c SCRIPT (runuser -u USER command), script -c SCRIPT, systemd-run (-E,
@@ -87,7 +88,9 @@
 // commands a script file, `source`, a function called by a run-time name, or a shell
 // reading from a pipe would run; what `$VAR` holds; globs matching; aliases (off in
 // non-interactive bash); CDPATH set in the environment rather than the script; $'\u…' in a
-// non-UTF-8 locale.
+// non-UTF-8 locale; command substitutions that bash's arithmetic evaluation finds inside
+// strings at run time (`let 'a[$(cmd)]'`, integer variables, `[[ $x -eq 'a[$(cmd)]' ]]`:
+// the text is in the argv or assignment value, where a policy can look for it).
 //
 // Script and Argv are safe for concurrent use; parsers are pooled.
 package parse

@@ -194,7 +194,9 @@ type Features struct {
 	Background          bool `json:"background"`           // & or coproc
 	Heredoc             bool `json:"heredoc"`              // <<, <<- or <<<
 	FunctionDefinition  bool `json:"function_definition"`
-	Eval                bool `json:"eval"` // eval, or a trap action re-parsed as a script
+	// Eval: eval, a trap action re-parsed as a script, or `source /dev/stdin` fed a
+	// here-document.
+	Eval bool `json:"eval"`
 	// NestedShell: a shell binary (sh, bash, zsh, dash, ksh, mksh, ash, ...) runs, or a
 	// wrapper hands a string to a shell (watch, su -c, runuser -c, script -c, flock -c, sg,
 	// sudo -s/-i).

@@ -32,7 +32,7 @@ func init() {
 		"nsenter": wrapNsenter, "strace": wrapStrace, "ltrace": wrapLtrace, "chrt": wrapChrt,
 		"taskset": wrapTaskset, "su": wrapSu, "runuser": wrapRunuser, "script": wrapScript,
 		"systemd-run": wrapSystemdRun, "sg": wrapSg, "pkexec": wrapPkexec,
-		"fakeroot": wrapFakeroot,
+		"fakeroot": wrapFakeroot, "source": wrapSource, ".": wrapSource,
 	}
 	for _, s := range shells {
 		wrappers[s] = wrapShell
@@ -540,12 +540,36 @@ options:
 		}
 		return
 	}
-	if len(operands) > 0 && !sflag {
+	if len(operands) > 0 && !sflag && !isStdinPath(operands[0]) {
 		return // runs a script file
 	}
 	if c.sc.stdin != nil {
 		c.script(*c.sc.stdin, inner{})
 	}
+}
+
+// isStdinPath reports whether a script file operand is standard input.
+func isStdinPath(f field) bool {
+	switch f.val {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return !f.dynamic
+	}
+	return false
+}
+
+// source FILE / . FILE: sourcing standard input (`. /dev/stdin <<EOF`) runs the
+// here-document or here-string in the same shell; it is re-parsed. Other files are not
+// read (the policy decides on sourcing them).
+func wrapSource(c *wrapCall) {
+	args := c.args
+	if len(args) > 0 && args[0].val == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || !isStdinPath(args[0]) || c.sc.stdin == nil {
+		return
+	}
+	c.w.doc.Features.Eval = true
+	c.script(*c.sc.stdin, inner{same: true})
 }
 
 // eval ARGS: the words joined with spaces are re-parsed in the same shell.
