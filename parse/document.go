@@ -94,7 +94,8 @@ type Command struct {
 	Via     []string `json:"via"`
 	Context Context  `json:"context"`
 	// Pos is where the command starts. Inner commands of wrappers and commands of re-parsed
-	// scripts (bash -c, eval, here-doc-fed shells) have the position of the outer command.
+	// scripts (bash -c, eval, here-doc-fed shells) have the position of the outer command;
+	// the commands timed by the `time` keyword keep their own.
 	Pos Pos `json:"pos"`
 	// Cwd is the directory the command's relative paths were resolved against: the request
 	// cwd, or the directory of the last static `cd DIR`/`pushd DIR` before it in the same

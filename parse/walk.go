@@ -137,6 +137,10 @@ func (w *walker) stmt(s *syntax.Stmt, sc scope) {
 		saved := w.dirs
 		defer func() { w.dirs, w.succK = saved, false }()
 	}
+	if s.Negated {
+		// `! cmd` succeeds when cmd fails: where its success would leave the shell is unknown.
+		defer func() { w.succK = false }()
+	}
 	own := w.redirects(s.Redirs, sc.dynAll)
 	sc.stdin = stdinOf(own, sc.stdin)
 	switch c := s.Cmd.(type) {
