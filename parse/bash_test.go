@@ -146,3 +146,64 @@ func bashFields(t *testing.T, bash, script string, n int) [][]string {
 	}
 	return groups
 }
+
+// TestBashHeredocBodies checks here-document and here-string bodies against what bash feeds
+// to cat: escapes in unquoted bodies, literal quoted bodies, tabs stripped by <<-.
+func TestBashHeredocBodies(t *testing.T) {
+	bash := testenv.NeedCommand(t, "bash")
+	t.Parallel()
+	bodies := []string{
+		"plain text\n", "a\\$b \\`c\\` \\\\ \\x \\\"q\\\"\n", "line \\\ncontinued\n",
+		"'single' \"double\" {a,b} * ~\n", "\ttab\n\t\ttwo\n  spaces\n", "\n\nblank\n",
+		"é ü 日本\n",
+	}
+	var script strings.Builder
+	var want []string // Body as the parser should report it, for each redirect in order
+	for _, b := range bodies {
+		for _, form := range []string{"<<EOF", "<<'EOF'", "<<-EOF", "<<\\EOF"} {
+			script.WriteString("cat " + form + "\n" + b + "EOF\nprintf '\\036'\n")
+			want = append(want, form)
+		}
+	}
+	for _, w := range []string{`plain`, `'a b'`, `"x\$y"`, `$'\x41\n'`, `a\ b`} {
+		script.WriteString("cat <<< " + w + "\nprintf '\\036'\n")
+	}
+	doc := Script(script.String(), Options{MaxBytes: 1 << 20})
+	if doc.Error != nil {
+		t.Fatalf("Script: error %+v", *doc.Error)
+	}
+	var got []string
+	for _, c := range doc.Commands {
+		if c.Name != "cat" {
+			continue
+		}
+		if len(c.Redirects) != 1 || c.Redirects[0].Dynamic {
+			t.Fatalf("Script: cat redirects %+v, want one static", c.Redirects)
+		}
+		body := c.Redirects[0].Body
+		if c.Redirects[0].Op == "<<<" {
+			body += "\n" // bash adds the newline of a here-string
+		}
+		got = append(got, body)
+	}
+	cmd := exec.CommandContext(t.Context(), bash, "--norc", "--noprofile", "-c", script.String())
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	bashBodies := strings.Split(strings.TrimSuffix(string(out), "\x1e"), "\x1e")
+	if len(bashBodies) != len(got) {
+		t.Fatalf("bash printed %d bodies, the parser found %d", len(bashBodies), len(got))
+	}
+	for i := range got {
+		if got[i] != bashBodies[i] {
+			form := "<<<"
+			if i < len(want) {
+				form = want[i]
+			}
+			t.Errorf("body %d (%s): parser %q, bash %q", i, form, got[i], bashBodies[i])
+		}
+	}
+}
