@@ -46,7 +46,11 @@
 //   - chroot [--userspec/--groups] NEWROOT, flock [-w/-E] FILE (command, or -c SCRIPT),
 //     unshare, nsenter, strace (-E NAME=VALUE), ltrace, chrt [PRIORITY], taskset MASK,
 //     su/runuser -c SCRIPT (runuser -u USER command), script -c SCRIPT, systemd-run (-E,
-//     --setenv), sg GROUP [-c] COMMAND, pkexec, fakeroot.
+//     --setenv), sg GROUP [-c] COMMAND, newgrp, pkexec, fakeroot.
+//
+// Wrappers that start an interactive shell when given no command (sudo -s/-i, doas -s, su,
+// runuser, chroot DIR, unshare, nsenter, fakeroot, script, systemd-run --shell, sg GROUP,
+// newgrp) have that shell re-parse a here-document or here-string on standard input.
 //
 // Re-parsing and unwrapping nest, up to Options.MaxDepth levels. A wrapper argument known
 // only at run time (`sudo $CMD`) gives an inner command with a dynamic name. Text re-parsed

@@ -200,7 +200,8 @@ type Features struct {
 	Eval bool `json:"eval"`
 	// NestedShell: a shell binary (sh, bash, zsh, dash, ksh, mksh, ash, ...) runs, or a
 	// wrapper hands a string to a shell (watch, su -c, runuser -c, script -c, flock -c, sg,
-	// sudo -s/-i).
+	// sudo -s/-i), or starts one (su, sudo -s, chroot DIR, unshare, newgrp, ... without a
+	// command).
 	NestedShell bool `json:"nested_shell"`
 }
 

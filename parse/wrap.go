@@ -32,7 +32,7 @@ func init() {
 		"nsenter": wrapNsenter, "strace": wrapStrace, "ltrace": wrapLtrace, "chrt": wrapChrt,
 		"taskset": wrapTaskset, "su": wrapSu, "runuser": wrapRunuser, "script": wrapScript,
 		"systemd-run": wrapSystemdRun, "sg": wrapSg, "pkexec": wrapPkexec,
-		"fakeroot": wrapFakeroot, "source": wrapSource, ".": wrapSource,
+		"fakeroot": wrapFakeroot, "source": wrapSource, ".": wrapSource, "newgrp": wrapNewgrp,
 	}
 	for _, s := range shells {
 		wrappers[s] = wrapShell
@@ -157,6 +157,25 @@ func (c *wrapCall) script(text field, in inner) *syntax.File {
 	return f
 }
 
+// shell stands for the interactive shell a wrapper starts when given no command (sudo -s,
+// su, chroot DIR, unshare, …): it reads standard input, so a here-document or here-string
+// there is a script, re-parsed.
+func (c *wrapCall) shell(in inner) {
+	c.w.doc.Features.NestedShell = true
+	if c.sc.stdin != nil {
+		c.script(*c.sc.stdin, in)
+	}
+}
+
+// runOrShell runs the inner command, or the wrapper's shell when there is none.
+func (c *wrapCall) runOrShell(fields []field, in inner) {
+	if len(fields) == 0 {
+		c.shell(in)
+		return
+	}
+	c.run(fields, in)
+}
+
 // dirOf is the working directory a wrapper option (env -C DIR, sudo -D DIR) gives.
 func (c *wrapCall) dirOf(f field) *dirState {
 	d := dirState{}
@@ -236,7 +255,11 @@ func wrapSudo(c *wrapCall) {
 		in.dir = unknownDir
 	}
 	rest = takeAssigns(rest, &in)
-	if hasOpt(opts, "-s", "--shell", "-i", "--login") && len(rest) > 0 {
+	if hasOpt(opts, "-s", "--shell", "-i", "--login") {
+		if len(rest) == 0 {
+			c.shell(in)
+			return
+		}
 		c.w.doc.Features.NestedShell = true
 		c.script(joinFields(rest), in)
 		return
@@ -249,6 +272,7 @@ var doasSpec = &optSpec{arg: "Cu"}
 func wrapDoas(c *wrapCall) {
 	opts, rest := doasSpec.scan(c.args)
 	if hasOpt(opts, "-s") {
+		c.shell(inner{})
 		return
 	}
 	c.run(rest, inner{})
@@ -627,8 +651,8 @@ var chrootSpec = &optSpec{long: []string{"groups=", "help", "skip-chdir", "users
 // chroot [options] NEWROOT [command]: paths are relative to the new root.
 func wrapChroot(c *wrapCall) {
 	_, rest := chrootSpec.scan(c.args)
-	if len(rest) > 1 {
-		c.run(rest[1:], inner{dir: unknownDir})
+	if len(rest) > 0 {
+		c.runOrShell(rest[1:], inner{dir: unknownDir})
 	}
 }
 
@@ -668,7 +692,7 @@ func wrapUnshare(c *wrapCall) {
 	if hasOpt(opts, "-R", "--root") {
 		in.dir = unknownDir
 	}
-	c.run(rest, in)
+	c.runOrShell(rest, in)
 }
 
 var nsenterSpec = &optSpec{arg: "tSG", optArg: "muinpCUTrwW", long: []string{
@@ -682,7 +706,7 @@ func wrapNsenter(c *wrapCall) {
 	if hasOpt(opts, "-r", "-w", "-W", "--root", "--wd", "--wdns", "-m", "--mount", "-a", "--all") {
 		in.dir = unknownDir
 	}
-	c.run(rest, in)
+	c.runOrShell(rest, in)
 }
 
 var straceSpec = &optSpec{arg: "abeEIoOpPsSuUX", long: []string{
@@ -760,8 +784,9 @@ var suSpec = &optSpec{arg: "cCgGsw", long: suLong, permute: true}
 
 var runuserSpec = &optSpec{arg: "cCgGswu", long: append([]string{"user="}, suLong...), permute: true}
 
-// su [options] [-] [user [args]]: only -c/--command (or -C) runs a given command, through
-// the user's shell; a login (-, -l) starts in the user's home.
+// su [options] [-] [user [args]]: -c/--command (or -C) runs a given command through the
+// user's shell, else that shell reads standard input; a login (-, -l) starts in the user's
+// home.
 func wrapSu(c *wrapCall) {
 	suLike(c, suSpec)
 }
@@ -789,8 +814,10 @@ func suLike(c *wrapCall, spec *optSpec) {
 		return
 	}
 	if hasOpt(opts, "-u", "--user") {
-		c.run(rest, in)
+		c.runOrShell(rest, in)
+		return
 	}
+	c.shell(in)
 }
 
 var scriptSpec = &optSpec{arg: "cEIOBTmo", optArg: "t", long: []string{
@@ -804,7 +831,9 @@ func wrapScript(c *wrapCall) {
 	if s, ok := optValue(opts, "-c", "--command"); ok {
 		c.w.doc.Features.NestedShell = true
 		c.script(s, inner{})
+		return
 	}
+	c.shell(inner{})
 }
 
 var systemdRunSpec = &optSpec{arg: "CEHMpu", long: []string{
@@ -822,6 +851,7 @@ var systemdRunSpec = &optSpec{arg: "CEHMpu", long: []string{
 func wrapSystemdRun(c *wrapCall) {
 	opts, rest := systemdRunSpec.scan(c.args)
 	if hasOpt(opts, "-S", "--shell") {
+		c.shell(inner{dir: unknownDir})
 		return
 	}
 	in := inner{dir: unknownDir}
@@ -852,6 +882,7 @@ func wrapSg(c *wrapCall) {
 		args = args[1:]
 	}
 	if len(args) < 2 {
+		c.shell(inner{})
 		return
 	}
 	args = args[1:]
@@ -862,6 +893,11 @@ func wrapSg(c *wrapCall) {
 		c.w.doc.Features.NestedShell = true
 		c.script(joinFields(args), inner{})
 	}
+}
+
+// newgrp [-] [GROUP] starts a shell.
+func wrapNewgrp(c *wrapCall) {
+	c.shell(inner{})
 }
 
 var pkexecSpec = &optSpec{long: []string{"disable-internal-agent", "help", "keep-cwd", "user=", "version"}}
@@ -881,5 +917,5 @@ var fakerootSpec = &optSpec{arg: "bils", long: []string{
 
 func wrapFakeroot(c *wrapCall) {
 	_, rest := fakerootSpec.scan(c.args)
-	c.run(rest, inner{})
+	c.runOrShell(rest, inner{})
 }
