@@ -46,7 +46,11 @@
 //   - chroot [--userspec/--groups] NEWROOT, flock [-w/-E] FILE (command, or -c SCRIPT),
 //     unshare, nsenter, strace (-E NAME=VALUE), ltrace, chrt [PRIORITY], taskset MASK,
 //     su/runuser -c SCRIPT (runuser -u USER command), script -c SCRIPT, systemd-run (-E,
-//     --setenv), sg GROUP [-c] COMMAND, newgrp, pkexec, fakeroot.
+//     --setenv), run0, sg GROUP [-c] COMMAND, newgrp, pkexec, fakeroot, prlimit, setpriv,
+//     setarch ARCH / linux32 / linux64, numactl, bwrap (its one- and two-value options),
+//     firejail, toybox APPLET, dbus-run-session, xvfb-run, valgrind, unbuffer, torsocks,
+//     proxychains, catchsegv, faketime TIMESTAMP, ssh-agent, and at/batch, whose job read
+//     from a here-document on standard input is re-parsed.
 //
 // Wrappers that start an interactive shell when given no command (sudo -s/-i, doas -s, su,
 // runuser, chroot DIR, unshare, nsenter, fakeroot, script, systemd-run --shell, sg GROUP,

@@ -33,6 +33,15 @@ func init() {
 		"taskset": wrapTaskset, "su": wrapSu, "runuser": wrapRunuser, "script": wrapScript,
 		"systemd-run": wrapSystemdRun, "sg": wrapSg, "pkexec": wrapPkexec,
 		"fakeroot": wrapFakeroot, "source": wrapSource, ".": wrapSource, "newgrp": wrapNewgrp,
+		"toybox": wrapBusybox, "prlimit": wrapPrlimit, "setpriv": wrapSetpriv,
+		"setarch": wrapSetarch, "linux32": wrapSetarch, "linux64": wrapSetarch,
+		"numactl": wrapNumactl, "bwrap": wrapBwrap, "firejail": wrapFirejail,
+		"dbus-run-session": wrapSimple(nohupSpec), "xvfb-run": wrapSimple(xvfbRunSpec),
+		"valgrind": wrapSimple(valgrindSpec), "unbuffer": wrapSimple(unbufferSpec),
+		"torsocks": wrapSimple(unbufferSpec), "proxychains": wrapSimple(proxychainsSpec),
+		"proxychains4": wrapSimple(proxychainsSpec), "catchsegv": wrapSimple(unbufferSpec),
+		"faketime": wrapFaketime, "run0": wrapRun0, "ssh-agent": wrapSSHAgent,
+		"at": wrapAt, "batch": wrapAt,
 	}
 	for _, s := range shells {
 		wrappers[s] = wrapShell
@@ -918,4 +927,180 @@ var fakerootSpec = &optSpec{arg: "bils", long: []string{
 func wrapFakeroot(c *wrapCall) {
 	_, rest := fakerootSpec.scan(c.args)
 	c.runOrShell(rest, inner{})
+}
+
+var prlimitSpec = &optSpec{arg: "op", optArg: "cdefilmnqrstuvxy", long: []string{
+	"as?", "core?", "cpu?", "data?", "fsize?", "help", "locks?", "memlock?", "msgqueue?",
+	"nice?", "nofile?", "noheadings", "nproc?", "output=", "pid=", "raw", "rss?", "rtprio?",
+	"rttime?", "sigpending?", "stack?", "verbose", "version"}}
+
+// prlimit [options] command; -p/--pid acts on a running process.
+func wrapPrlimit(c *wrapCall) {
+	opts, rest := prlimitSpec.scan(c.args)
+	if hasOpt(opts, "-p", "--pid") {
+		return
+	}
+	c.run(rest, inner{})
+}
+
+var setprivSpec = &optSpec{arg: "", long: []string{
+	"ambient-caps=", "apparmor-profile=", "bounding-set=", "clear-groups", "dump", "egid=",
+	"euid=", "groups=", "help", "inh-caps=", "init-groups", "keep-groups", "landlock-access=",
+	"landlock-rule=", "list-caps", "nnp", "no-new-privs", "pdeathsig=", "regid=", "reset-env",
+	"reuid=", "rgid=", "ruid=", "securebits=", "selinux-label=", "version"}}
+
+// setpriv [options] command; -d/--dump and -L/--list-caps print only.
+func wrapSetpriv(c *wrapCall) {
+	opts, rest := setprivSpec.scan(c.args)
+	if hasOpt(opts, "-d", "--dump", "-L", "--list-caps") {
+		return
+	}
+	c.run(rest, inner{})
+}
+
+var setarchSpec = &optSpec{long: []string{
+	"3gb", "4gb", "addr-compat-layout", "addr-no-randomize", "fdpic-funcptrs", "help",
+	"list", "mmap-page-zero", "read-implies-exec", "short-inode", "sticky-timeouts",
+	"uname-2.6", "verbose", "version", "whole-seconds"}, permute: true}
+
+// setarch ARCH [options] [command] (linux32, linux64: ARCH implied); without a command, a
+// shell.
+func wrapSetarch(c *wrapCall) {
+	opts, rest := setarchSpec.scan(c.args)
+	if hasOpt(opts, "--list") {
+		return
+	}
+	if c.name == "setarch" && len(rest) > 0 {
+		rest = rest[1:]
+	}
+	c.runOrShell(rest, inner{})
+}
+
+var numactlSpec = &optSpec{arg: "CNPimpw", long: []string{
+	"all", "balancing", "cpubind=", "cpunodebind=", "hardware", "huge", "interleave=", "length=",
+	"localalloc", "membind=", "offset=", "physcpubind=", "preferred=", "preferred-many=",
+	"shm=", "show", "shmid=", "shmmode=", "strict", "touch", "weighted-interleave="}}
+
+func wrapNumactl(c *wrapCall) {
+	_, rest := numactlSpec.scan(c.args)
+	c.run(rest, inner{})
+}
+
+// bwrapArgs counts the values of bubblewrap's options: two for the listed ones, none for
+// the flags, one for every other.
+var bwrapTwo = " --bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --symlink" +
+	" --setenv --chmod --file --bind-data --ro-bind-data --overlay-src-pair "
+var bwrapNone = " --unshare-all --share-net --unshare-user --unshare-user-try --unshare-ipc" +
+	" --unshare-pid --unshare-net --unshare-uts --unshare-cgroup --unshare-cgroup-try" +
+	" --die-with-parent --as-pid-1 --new-session --clearenv --disable-userns" +
+	" --assert-userns-disabled --level-prefix --help --version --tmp-overlay --ro-overlay "
+
+// bwrap [options] command: paths inside are those of the new mount namespace.
+func wrapBwrap(c *wrapCall) {
+	args := c.args
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if a.dynamic {
+			break
+		}
+		v := a.val
+		if v == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(v, "--") {
+			break
+		}
+		switch {
+		case strings.Contains(bwrapNone, " "+v+" "):
+			i++
+		case strings.Contains(bwrapTwo, " "+v+" "):
+			i += 3
+		default:
+			i += 2
+		}
+	}
+	c.run(args[min(i, len(args)):], inner{dir: unknownDir})
+}
+
+var firejailSpec = &optSpec{}
+
+// firejail [--opt[=value]]... command (options take values only with "=").
+func wrapFirejail(c *wrapCall) {
+	opts, rest := firejailSpec.scan(c.args)
+	if len(rest) == 0 && !hasOpt(opts, "--list", "--tree", "--top", "--version", "--help") {
+		c.shell(inner{})
+		return
+	}
+	c.run(rest, inner{})
+}
+
+var xvfbRunSpec = &optSpec{arg: "efnpsw", long: []string{
+	"auth-file=", "auto-display", "auto-servernum", "error-file=", "help", "listen-tcp",
+	"server-args=", "server-num=", "wait=", "xauth-protocol="}}
+
+var valgrindSpec = &optSpec{}
+
+var unbufferSpec = &optSpec{}
+
+var proxychainsSpec = &optSpec{arg: "f"}
+
+var faketimeSpec = &optSpec{long: []string{"date-prog=", "exclude-monotonic", "help"}}
+
+var run0Spec = &optSpec{arg: "gDu", long: []string{
+	"background=", "chdir=", "description=", "group=", "help", "machine=", "nice=",
+	"no-ask-password", "property=", "setenv=", "shell-prompt-prefix=", "slice=",
+	"slice-inherit", "unit=", "user=", "version"}}
+
+var sshAgentSpec = &optSpec{arg: "aEOPt"}
+
+var atSpec = &optSpec{arg: "fqt", long: []string{}}
+
+// Simple exec-wrappers: options (with their values) then the command.
+func wrapSimple(spec *optSpec) wrapFunc {
+	return func(c *wrapCall) {
+		_, rest := spec.scan(c.args)
+		c.run(rest, inner{})
+	}
+}
+
+// faketime [options] TIMESTAMP command
+func wrapFaketime(c *wrapCall) {
+	_, rest := faketimeSpec.scan(c.args)
+	if len(rest) > 0 {
+		c.run(rest[1:], inner{})
+	}
+}
+
+// run0 [options] [command]: systemd's sudo; without a command, a shell.
+func wrapRun0(c *wrapCall) {
+	opts, rest := run0Spec.scan(c.args)
+	var in inner
+	if d, ok := optValue(opts, "-D", "--chdir"); ok {
+		in.dir = c.dirOf(d)
+	}
+	c.runOrShell(rest, in)
+}
+
+// ssh-agent [options] [command]: runs the command as its child.
+func wrapSSHAgent(c *wrapCall) {
+	opts, rest := sshAgentSpec.scan(c.args)
+	if hasOpt(opts, "-k") {
+		return
+	}
+	c.run(rest, inner{})
+}
+
+// at/batch [options] [TIME]: the job is read from standard input (a here-document or
+// here-string is re-parsed, run later by sh); -f FILE reads a file instead.
+func wrapAt(c *wrapCall) {
+	opts, _ := atSpec.scan(c.args)
+	if hasOpt(opts, "-f", "-l", "-d", "-r", "-c") {
+		return
+	}
+	c.w.doc.Features.NestedShell = true
+	if c.sc.stdin != nil {
+		c.script(*c.sc.stdin, inner{dir: unknownDir})
+	}
 }
