@@ -40,7 +40,7 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 		{"request_id", r.RequestID}, {"decision_id", r.DecisionID},
 		{"decision", r.Decision}, {"revision", r.Revision},
 	} {
-		if err := checkText(f.name, f.v, maxNameLen); err != nil {
+		if err := checkName(f.name, f.v); err != nil {
 			return nil, err
 		}
 	}
@@ -56,7 +56,7 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	p.rec.Reasons = make([]Reason, len(r.Reasons))
 	for i, rs := range r.Reasons {
 		field := fmt.Sprintf("reasons[%d]", i)
-		if err := checkText(field+".rule", rs.Rule, maxNameLen); err != nil {
+		if err := checkName(field+".rule", rs.Rule); err != nil {
 			return nil, err
 		}
 		if strings.ContainsFunc(rs.Rule, unicode.IsSpace) {
@@ -245,6 +245,18 @@ func checkText(field, v string, limit int) error {
 		return &RecordError{field, "invalid UTF-8"}
 	case strings.IndexByte(v, 0) >= 0:
 		return &RecordError{field, "contains a NUL byte"}
+	}
+	return nil
+}
+
+// checkName is checkText for identifiers (names, ids, decisions, revisions, rules):
+// they also refuse control characters.
+func checkName(field, v string) error {
+	if err := checkText(field, v, maxNameLen); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return &RecordError{field, "contains a control character"}
 	}
 	return nil
 }

@@ -205,9 +205,9 @@ func canonicalOrNil(m json.RawMessage) (json.RawMessage, error) {
 	return appendCanonical(nil, &v), nil
 }
 
-// timeLayout is the canonical time layout: RFC 3339, UTC, always nine fractional digits.
-const timeLayout = "2006-01-02T15:04:05.000000000Z"
+// TimeLayout is the canonical time layout: RFC 3339, UTC, always nine fractional digits.
+const TimeLayout = "2006-01-02T15:04:05.000000000Z"
 
 func formatTime(ns int64) string {
-	return time.Unix(0, ns).UTC().Format(timeLayout)
+	return time.Unix(0, ns).UTC().Format(TimeLayout)
 }

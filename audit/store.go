@@ -116,8 +116,21 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if !st.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: %w (not a regular file)", dbPath, ErrNotStore)
 		}
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create audit directory %s: %w", dir, err)
+	} else {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create audit directory %s: %w", dir, err)
+		}
+		// Create the file ourselves, mode 0600: SQLite would use 0644, and gives the WAL
+		// and shared-memory files the mode of the database file.
+		f, err := os.OpenFile(dbPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			err = f.Close()
+		} else if errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", dbPath, err)
+		}
 	}
 
 	s := &Store{dir: dir, opts: opts, masker: masker}
@@ -173,6 +186,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 func dsn(path string, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
+	// Readers map the file instead of copying pages through read(2); writes still
+	// go through the WAL with write(2) and fsync.
+	q.Add("_pragma", "mmap_size(1073741824)")
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {

@@ -51,15 +51,36 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
 	if w.selHead, err = conn.PrepareContext(ctx, `SELECT seq, id, time_ns, hash FROM records ORDER BY seq DESC LIMIT 1`); err != nil {
+		w.insCheckpoint.Close()
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
 	// Learn the index backlog left by an earlier run.
 	var last, indexed int64
 	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), (SELECT value FROM meta WHERE key = 'index_seq') FROM records`).Scan(&last, &indexed); err != nil {
+		w.insCheckpoint.Close()
+		w.selHead.Close()
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
 	w.backlog = last - indexed
 	return w, nil
+}
+
+// close releases the statements and the connection. Unfinalized statements would keep
+// SQLite from closing the connection (and from checkpointing the WAL on close).
+func (w *writer) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{w.insCheckpoint, w.selHead} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	for _, m := range []*multiInsert{w.insRecords, w.insRules} {
+		for _, st := range m.stmts {
+			errs = append(errs, st.Close())
+		}
+	}
+	errs = append(errs, w.conn.Close())
+	return errors.Join(errs...)
 }
 
 // head is the last record of the chain.
@@ -90,7 +111,7 @@ func (w *writer) head(ctx context.Context) (head, error) {
 // queued before is committed.
 func (s *Store) run(ctx context.Context, w *writer) {
 	defer close(s.done)
-	defer w.conn.Close()
+	defer w.close()
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
 	var flushes []*appendReq
 	idle := time.NewTimer(indexIdle)

@@ -45,6 +45,7 @@ func commands() []command {
 	return []command{
 		// Subcommands are registered here, one line each.
 		{"token", "create, list and revoke API tokens", (*Main).runToken},
+		{"audit", "query, verify and export the audit log", (*Main).runAudit},
 	}
 }
 

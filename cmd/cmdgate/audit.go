@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cmdgate/cmdgate/audit"
+)
+
+const auditUsage = `usage: cmdgate audit <command> [flags]
+
+Offline tools for the audit log in the data directory (--data, $CMDGATE_DATA,
+$XDG_DATA_HOME/cmdgate, ~/.local/share/cmdgate). They never create a store: a directory
+without one is an error. They can run while the gateway appends.
+
+commands:
+  query    one page of records, newest first, as one JSON object {records, next_cursor}
+           flags: --since T --until T --principal P --decision D --kind K --rule R
+                  -q TEXT --limit N (default 50, at most 1000) --cursor C
+  verify   walk the hash chain and check the signed checkpoints; exits 1 and names the
+           first broken record when the log was tampered with
+           flags: --pubkey FILE (an auditor's copy of the public key)
+                  --checkpoint FILE (a checkpoint saved earlier; repeatable)
+  export   every matching record as JSON lines, oldest first (one record per line, OPA
+           decision-log field names); the same filters as query, --limit N (0: all)
+  pubkey   the checkpoint public key (PEM, PKIX) with its key id; --out FILE writes the PEM
+  append   append the records given as JSON lines on stdin (the record form query prints;
+           seq, id, time and hashes are assigned anew, secrets masked). For importing
+           events from other tools and for tests; creates the store if there is none.
+
+T is RFC 3339 (2030-01-02T15:04:05Z), a date (2030-01-02, UTC) or a duration before now
+(24h, 90m).`
+
+// runAudit implements `cmdgate audit query|verify|export|pubkey|append`.
+func (m *Main) runAudit(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := m.Stderr
+		if len(args) > 0 {
+			w = m.Stdout
+		}
+		fmt.Fprintln(w, auditUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "query", "verify", "export", "pubkey", "append":
+	default:
+		fmt.Fprintf(m.Stderr, "cmdgate audit: unknown command %q (query, verify, export, pubkey, append)\n", sub)
+		return exitUsage
+	}
+	typ := "audit_" + sub
+	fs := flag.NewFlagSet("audit "+sub, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() { fmt.Fprintln(m.Stderr, auditUsage) }
+	data := fs.String("data", "", "data directory (default: $CMDGATE_DATA, $XDG_DATA_HOME/cmdgate, ~/.local/share/cmdgate)")
+	var qf queryFlags
+	if sub == "query" || sub == "export" {
+		qf.register(fs, sub)
+	}
+	pubkey := fs.String("pubkey", "", "")
+	out := fs.String("out", "", "")
+	var checkpoints stringList
+	if sub == "verify" {
+		fs.Var(&checkpoints, "checkpoint", "")
+	}
+	operands, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(operands) != 0 {
+		fmt.Fprintf(m.Stderr, "cmdgate audit %s: unexpected argument %q\n", sub, operands[0])
+		return exitUsage
+	}
+	if (*pubkey != "" && sub != "verify") || (*out != "" && sub != "pubkey") {
+		fmt.Fprintf(m.Stderr, "cmdgate audit %s: --pubkey is for verify, --out for pubkey\n", sub)
+		return exitUsage
+	}
+	dir, err := m.dataDir(*data)
+	if err != nil {
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+	}
+	var q audit.Query
+	if sub == "query" || sub == "export" {
+		if q, err = qf.query(time.Now()); err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+		}
+	}
+
+	store, err := audit.Open(ctx, dir, audit.Options{ReadOnly: sub != "append"})
+	if err != nil {
+		return m.auditError(typ, err)
+	}
+	defer store.Close(context.WithoutCancel(ctx))
+
+	switch sub {
+	case "query":
+		page, err := store.Query(ctx, q)
+		if err != nil {
+			return m.auditError(typ, err)
+		}
+		return m.writeResult(typ, page)
+	case "export":
+		// Export writes JSON lines, not one envelope: a failure after the first line goes
+		// to stderr only, with exit status 1.
+		n, err := store.Export(ctx, m.Stdout, q)
+		if err != nil {
+			if n == 0 {
+				return m.auditError(typ, err)
+			}
+			fmt.Fprintf(m.Stderr, "cmdgate audit export: after %d records: %v\n", n, err)
+			return exitError
+		}
+		return exitOK
+	case "pubkey":
+		return m.auditPubkey(typ, store, *out)
+	case "verify":
+		return m.auditVerify(ctx, typ, store, *pubkey, checkpoints)
+	case "append":
+		return m.auditAppend(ctx, typ, store)
+	}
+	return exitUsage
+}
+
+// auditError maps an audit error to the CLI envelope.
+func (m *Main) auditError(typ string, err error) int {
+	code := "INTERNAL"
+	var re *audit.RecordError
+	switch {
+	case errors.Is(err, audit.ErrNoStore):
+		code = "NOT_FOUND"
+	case errors.Is(err, audit.ErrNotStore), errors.Is(err, audit.ErrSchemaTooNew), errors.Is(err, audit.ErrNoKey):
+		code = "FAILED_PRECONDITION"
+	case errors.Is(err, audit.ErrInvalidQuery), errors.As(err, &re):
+		code = "INVALID_ARGUMENT"
+	}
+	return m.writeError(typ, code, err.Error())
+}
+
+func (m *Main) auditPubkey(typ string, store *audit.Store, out string) int {
+	pub := store.PublicKey()
+	if pub == nil {
+		return m.writeError(typ, "FAILED_PRECONDITION", fmt.Sprintf("no %s in %s", audit.KeyFile, store.Dir()))
+	}
+	pemBytes, err := audit.MarshalPublicKey(pub)
+	if err != nil {
+		return m.writeError(typ, "INTERNAL", err.Error())
+	}
+	if out != "" {
+		if err := os.WriteFile(out, pemBytes, 0o644); err != nil {
+			return m.writeError(typ, "INTERNAL", fmt.Sprintf("write public key: %v", err))
+		}
+	}
+	return m.writeResult(typ, struct {
+		Algorithm string `json:"algorithm"`
+		KeyID     string `json:"key_id"`
+		PublicKey string `json:"public_key"`
+		File      string `json:"file,omitempty"`
+	}{"ed25519", audit.KeyID(pub), string(pemBytes), out})
+}
+
+func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, pubkeyFile string, checkpointFiles []string) int {
+	var opts audit.VerifyOptions
+	if pubkeyFile != "" {
+		data, err := os.ReadFile(pubkeyFile)
+		if err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", fmt.Sprintf("read public key: %v", err))
+		}
+		if opts.PublicKey, err = audit.ParsePublicKey(data); err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", fmt.Sprintf("%s: %v", pubkeyFile, err))
+		}
+	}
+	for _, f := range checkpointFiles {
+		c, err := audit.ReadCheckpointFile(f)
+		if err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+		}
+		opts.Checkpoints = append(opts.Checkpoints, c)
+	}
+	res, err := store.Verify(ctx, opts)
+	if err != nil {
+		return m.auditError(typ, err)
+	}
+	// The envelope's ok is the result's ok.
+	out := struct {
+		Records        int64             `json:"records"`
+		Head           *audit.Head       `json:"head"`
+		Checkpoints    int               `json:"checkpoints"`
+		LastCheckpoint *audit.Checkpoint `json:"last_checkpoint,omitempty"`
+		KeyID          string            `json:"key_id,omitempty"`
+		Problem        *audit.Problem    `json:"problem,omitempty"`
+	}{res.Records, res.Head, res.Checkpoints, res.LastCheckpoint, res.KeyID, res.Problem}
+	if res.OK {
+		return m.writeResult(typ, out)
+	}
+	// The chain is broken: the envelope says so (ok false, error CHAIN_BROKEN) and still
+	// carries the result, so that the auditor sees what checked out and where it stopped.
+	p := res.Problem
+	msg := fmt.Sprintf("audit log in %s is broken at record %d (%s): %s", store.Dir(), p.Seq, p.Kind, p.Message)
+	body, err := json.Marshal(out)
+	if err != nil {
+		return m.writeError(typ, "INTERNAL", err.Error())
+	}
+	head, _ := json.Marshal(struct {
+		SchemaVersion int      `json:"schema_version"`
+		OK            bool     `json:"ok"`
+		Type          string   `json:"type"`
+		Error         cliError `json:"error"`
+	}{schemaVersion, false, typ, cliError{Code: "CHAIN_BROKEN", Message: msg}})
+	line := append(head[:len(head)-1], ',')
+	line = append(line, body[1:]...)
+	m.Stdout.Write(append(line, '\n'))
+	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, msg)
+	return exitError
+}
+
+func (m *Main) auditAppend(ctx context.Context, typ string, store *audit.Store) int {
+	sc := bufio.NewScanner(m.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var n int
+	var last audit.Record
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var r audit.Record
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", fmt.Sprintf("stdin line %d: %v (%d records appended before it)", line, err, n))
+		}
+		got, err := store.Append(ctx, r)
+		if err != nil {
+			m.auditError(typ, fmt.Errorf("stdin line %d: %w (%d records appended before it)", line, err, n))
+			return exitError
+		}
+		n++
+		last = got
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return m.writeError(typ, "INVALID_ARGUMENT", fmt.Sprintf("read stdin: %v (%d records appended)", err, n))
+	}
+	result := struct {
+		Appended int         `json:"appended"`
+		Head     *audit.Head `json:"head,omitempty"`
+	}{Appended: n}
+	if n > 0 {
+		result.Head = &audit.Head{Seq: last.Seq, ID: last.ID, Hash: last.Hash, Time: last.Time.UTC().Format(audit.TimeLayout)}
+	}
+	return m.writeResult(typ, result)
+}
+
+// queryFlags are the filters of query and export.
+type queryFlags struct {
+	since, until, principal, decision, kind, rule, text, cursor *string
+	limit                                                       *int
+}
+
+func (f *queryFlags) register(fs *flag.FlagSet, sub string) {
+	f.since = fs.String("since", "", "records at or after T")
+	f.until = fs.String("until", "", "records before T")
+	f.principal = fs.String("principal", "", "principal name")
+	f.decision = fs.String("decision", "", "decision: allow, deny, ask, ...")
+	f.kind = fs.String("kind", "", "kind: decision, execution, approval, policy_load, auth_failure")
+	f.rule = fs.String("rule", "", "a rule among the reasons")
+	f.text = fs.String("q", "", "free text: every word must occur")
+	f.cursor = fs.String("cursor", "", "continue after the page that returned this next_cursor")
+	def := 0
+	if sub == "query" {
+		def = audit.DefaultLimit
+	}
+	f.limit = fs.Int("limit", def, "page size")
+}
+
+func (f *queryFlags) query(now time.Time) (audit.Query, error) {
+	q := audit.Query{Principal: *f.principal, Decision: *f.decision, Kind: audit.Kind(*f.kind),
+		Rule: *f.rule, Text: *f.text, Limit: *f.limit, Cursor: *f.cursor}
+	var err error
+	if q.Since, err = parseWhen(*f.since, now); err != nil {
+		return q, fmt.Errorf("--since: %w", err)
+	}
+	if q.Until, err = parseWhen(*f.until, now); err != nil {
+		return q, fmt.Errorf("--until: %w", err)
+	}
+	return q, nil
+}
+
+// parseWhen reads RFC 3339, a date (UTC) or a duration before now; "" is zero.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time (RFC 3339, YYYY-MM-DD, or a duration such as 24h)", s)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
