@@ -176,6 +176,7 @@ type Pos struct {
 
 // Assignment is one shell variable assignment (see Document.Assignments).
 type Assignment struct {
+	// Name is the variable assigned; for an element (`a[1]=x`), the array's name.
 	Name string `json:"name"`
 	// Value is the evaluated value; for an array assignment, its source text `(a b)`.
 	Value string `json:"value"`
