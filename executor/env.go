@@ -15,11 +15,13 @@ import (
 //   - BASH_ENV: a file bash sources before running any `bash -c` script;
 //   - BASH_FUNC_*: functions exported to bash, which would shadow the commands the
 //     policy saw (`BASH_FUNC_ls%%=() { ...; }` makes `ls` run other code);
-//   - SHELLOPTS, BASHOPTS: shell options bash imports at start-up (noexec, xtrace, ...).
+//   - SHELLOPTS, BASHOPTS: shell options bash imports at start-up (noexec, xtrace, ...);
+//   - CDPATH: makes `cd src` land in a directory other than ./src, so the directory the
+//     policy resolved a command's paths against would not be the one it runs in.
 //
-// The last three keep "a script runs exactly as the policy saw it" true whatever the
+// The last four keep "a script runs exactly as the policy saw it" true whatever the
 // gateway's own environment holds.
-var DefaultEnvDeny = []string{"CMDGATE_*", "BASH_ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS"}
+var DefaultEnvDeny = []string{"CMDGATE_*", "BASH_ENV", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "CDPATH"}
 
 // FilterEnv returns the entries of env ("NAME=value") whose names match none of the
 // deny patterns. A pattern is matched against the whole name with path.Match syntax (`*`

@@ -21,6 +21,7 @@ func TestFilterEnv(t *testing.T) {
 		"BASH_FUNC_ls%%=() { rm -rf ~; }",
 		"SHELLOPTS=xtrace",
 		"BASHOPTS=extglob",
+		"CDPATH=/etc",
 		"ENV=production",
 		"A=b=c",
 		"=C:=C:\\dir",
@@ -39,7 +40,7 @@ func TestFilterEnv(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("FilterEnv mismatch (-want +got):\n%s", diff)
 	}
-	if len(env) != 14 || env[1] != "CMDGATE_TOKEN=secret" {
+	if len(env) != 15 || env[1] != "CMDGATE_TOKEN=secret" {
 		t.Errorf("FilterEnv modified its input: %q", env)
 	}
 
