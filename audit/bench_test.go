@@ -259,11 +259,7 @@ func queryRecord(i int) Record {
 		r.Decision = "allow"
 	case d < 19:
 		r.Decision = "deny"
-		rule := fmt.Sprintf("forbidden.rule_%d", pick(24, 100))
-		if i%77_777 == 0 {
-			rule = "forbidden.rare"
-		}
-		r.Reasons = []Reason{{Rule: rule, Message: "refused: " + cmd}}
+		r.Reasons = []Reason{{Rule: fmt.Sprintf("forbidden.rule_%d", pick(24, 100)), Message: "refused: " + cmd}}
 	default:
 		r.Decision = "ask"
 		r.Reasons = []Reason{{Rule: "ask.network", Message: "needs approval: " + cmd}}
@@ -275,6 +271,10 @@ func queryRecord(i int) Record {
 	case k == 20:
 		r.Kind, r.Decision, r.Reasons, r.Input = KindAuthFailure, "", nil, nil
 		r.Detail = json.RawMessage(`{"reason":"unknown token"}`)
+	}
+	if i%77_777 == 0 {
+		r.Kind, r.Decision, r.Execution, r.Detail = KindDecision, "deny", nil, nil
+		r.Reasons = []Reason{{Rule: "forbidden.rare", Message: "refused: " + cmd}}
 	}
 	return r
 }

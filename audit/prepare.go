@@ -269,29 +269,38 @@ func sanitize(s string) string {
 	return strings.ToValidUTF8(s, "?")
 }
 
-// appendWords appends the words of s, lowercased: runs of letters and digits (ASCII) or
-// of non-ASCII bytes. The query side splits text the same way.
+// appendWords appends the words of s, lowercased: runs of letters, digits, marks and
+// private-use characters, everything else separating them. SQLite's unicode61
+// tokenizer (without diacritic removal) splits text the same way, so the words stored
+// in records.body are the tokens records_fts indexes, and the query side splits its
+// text with this function too.
 func appendWords(dst []string, s string) []string {
 	start := -1
-	for i := 0; i <= len(s); i++ {
-		word := i < len(s) && isWordByte(s[i])
+	for i := 0; i <= len(s); {
+		word, size := false, 1
+		if i < len(s) {
+			if c := s[i]; c < utf8.RuneSelf {
+				word = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				word = unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.In(r, unicode.Co, unicode.M)
+			}
+		}
 		if word && start < 0 {
 			start = i
 		} else if !word && start >= 0 {
-			dst = append(dst, lowerASCII(s[start:i]))
+			dst = append(dst, lowerWord(s[start:i]))
 			start = -1
 		}
+		i += size
 	}
 	return dst
 }
 
-func isWordByte(c byte) bool {
-	return c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func lowerASCII(s string) string {
+func lowerWord(s string) string {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' {
+		if c := s[i]; c >= utf8.RuneSelf || c >= 'A' && c <= 'Z' {
 			return strings.ToLower(s)
 		}
 	}

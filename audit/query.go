@@ -71,6 +71,9 @@ type plan struct {
 	rule     string
 	words    []string
 	indexSeq int64 // records up to here are in record_rules and records_fts
+	// byRule drives a query with both a rule and text by record_rules (checking the
+	// words on records.body) rather than by records_fts: the smaller index wins.
+	byRule bool
 }
 
 func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
@@ -116,6 +119,19 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 		p.hi = min(p.hi, c-1)
 	}
 	p.empty = p.lo > p.hi
+	if p.rule != "" && len(p.words) > 0 && !p.empty {
+		// Both indexes could drive: estimate each side's size (capped) and take the
+		// smaller, so that few rows are visited to fill a page.
+		const capRows = 20000
+		var byRule, byText int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM record_rules WHERE rule = ? LIMIT ?)`, p.rule, capRows).Scan(&byRule); err != nil {
+			return nil, fmt.Errorf("query audit log: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`, ftsQuery(p.words), capRows).Scan(&byText); err != nil {
+			return nil, fmt.Errorf("query audit log: %w", err)
+		}
+		p.byRule = byRule <= byText
+	}
 	for _, f := range []struct{ col, v string }{{"principal", q.Principal}, {"decision", q.Decision}, {"kind", string(q.Kind)}} {
 		if f.v != "" {
 			p.where = append(p.where, "r."+f.col+" = ?")
@@ -180,27 +196,26 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 	var ia []any
 	if p.lo <= min(p.hi, p.indexSeq) {
 		where := append([]string{}, p.where...)
-		a := []any{}
+		a := append([]any{}, p.args...)
 		var from, seqCol string
-		if len(p.words) > 0 {
+		switch {
+		case len(p.words) > 0 && !p.byRule:
 			from = `records_fts f JOIN records r ON r.seq = f.rowid`
 			seqCol = "f.rowid"
-			where = append([]string{"records_fts MATCH ?"}, where...)
+			where = append(where, "records_fts MATCH ?")
 			a = append(a, ftsQuery(p.words))
 			if p.rule != "" {
 				where = append(where, "EXISTS (SELECT 1 FROM record_rules rr WHERE rr.rule = ? AND rr.seq = r.seq)")
+				a = append(a, p.rule)
 			}
-		} else {
+		default:
 			from = `record_rules rr JOIN records r ON r.seq = rr.seq`
 			seqCol = "rr.seq"
-			where = append([]string{"rr.rule = ?"}, where...)
+			where = append(where, "rr.rule = ?")
 			a = append(a, p.rule)
+			where, a = p.bodyFilter(where, a)
 		}
 		where = append(where, seqCol+" BETWEEN ? AND ?")
-		a = append(a, p.args...)
-		if len(p.words) > 0 && p.rule != "" {
-			a = append(a, p.rule)
-		}
 		a = append(a, p.lo, min(p.hi, p.indexSeq))
 		indexed = `SELECT ` + cols + ` FROM ` + from + ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + seqCol + ` ` + order + lim
 		ia = a
@@ -215,15 +230,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 			where = append(where, "instr(r.rules, ?) > 0")
 			a = append(a, " "+p.rule+" ")
 		}
-		for i, w := range p.words {
-			if i == len(p.words)-1 {
-				where = append(where, "instr(r.body, ?) > 0")
-				a = append(a, " "+w)
-			} else {
-				where = append(where, "instr(r.body, ?) > 0")
-				a = append(a, " "+w+" ")
-			}
-		}
+		where, a = p.bodyFilter(where, a)
 		tail = `SELECT ` + cols + ` FROM records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim
 		ta = a
 	}
@@ -243,6 +250,20 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 		}
 	}
 	return stmts, args
+}
+
+// bodyFilter matches the words against records.body (" w1 w2 ... "), as records_fts
+// does: each word whole, the last as a prefix.
+func (p *plan) bodyFilter(where []string, args []any) ([]string, []any) {
+	for i, w := range p.words {
+		where = append(where, "instr(r.body, ?) > 0")
+		if i == len(p.words)-1 {
+			args = append(args, " "+w)
+		} else {
+			args = append(args, " "+w+" ")
+		}
+	}
+	return where, args
 }
 
 // ftsQuery writes words as an FTS5 query: each word a string, all required, the last a

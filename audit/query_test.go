@@ -18,7 +18,8 @@ import (
 // commands.
 func variedRecord(i int) Record {
 	principals := []string{"ci-agent", "dev-bot", "ops", "auditor-x"}
-	cmds := []string{"git status", "curl https://example.com/x", "rm -rf build", "make test", "docker build .", "ls -la src"}
+	cmds := []string{"git status", "curl https://example.com/x", "rm -rf build", "make test", "docker build .", "ls -la src",
+		"echo Café—Bar ÉCOLE naïve", "grep -r 日本語 docs"}
 	cmd := cmds[i%len(cmds)]
 	r := Record{
 		Principal: Principal{principals[i%len(principals)], "agent"},
@@ -111,6 +112,7 @@ func TestQueryMatchesReference(t *testing.T) {
 		{Kind: KindAuthFailure, Limit: 3}, {Rule: "forbidden.rule_3"}, {Rule: "ask.network", Principal: "dev-bot"},
 		{Text: "curl"}, {Text: "rm -rf"}, {Text: "BUILD"}, {Text: "refused mak"}, {Text: "unknown token"},
 		{Text: "req 00042"}, {Text: "zzz-not-there"}, {Text: "curl", Rule: "forbidden.rule_1"},
+		{Text: "école"}, {Text: "BAR"}, {Text: "café"}, {Text: "NAÏ"}, {Text: "日本語"}, {Text: "refused", Rule: "ask.network"},
 		{Since: base.Add(50 * time.Second)}, {Until: base.Add(30 * time.Second)},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Decision: "allow", Limit: 5},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Text: "git", Limit: 4},
@@ -146,6 +148,9 @@ func TestQueryMatchesReference(t *testing.T) {
 			}
 			if diff := cmp.Diff(seqs(want), seqs(got)); diff != "" {
 				t.Errorf("%s: Query(%+v) seqs (-want +got):\n%s", state, q, diff)
+			}
+			if slices.Contains([]string{"école", "BAR", "NAÏ", "日本語", "curl"}, q.Text) && len(want) == 0 {
+				t.Errorf("Query(%+v) matches nothing: the test data lost its point", q)
 			}
 		}
 	}
@@ -262,4 +267,50 @@ func indexedUpTo(t *testing.T, s *Store) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestRuleAndTextPlansAgree runs queries with both a rule and text through both plans
+// (driven by record_rules, driven by records_fts) and compares them.
+func TestRuleAndTextPlansAgree(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	for i := range 300 {
+		if _, err := s.Append(ctx, variedRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.flushIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []Query{{Rule: "forbidden.rule_1", Text: "curl"}, {Rule: "ask.network", Text: "refused"}, {Rule: "ask.network", Text: "appr"}, {Rule: "forbidden.rule_3", Text: "nothing"}} {
+		var results [2][]int64
+		for i, byRule := range []bool{false, true} {
+			tx, err := s.db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.plan(ctx, tx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.byRule = byRule
+			results[i] = []int64{}
+			err = s.each(ctx, tx, p, true, 0, func(r Record) (bool, error) {
+				if !refMatch(r, q) {
+					t.Errorf("%+v (by rule %v) returned record %d, which does not match", q, byRule, r.Seq)
+				}
+				results[i] = append(results[i], r.Seq)
+				return true, nil
+			})
+			tx.Rollback()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if diff := cmp.Diff(results[0], results[1]); diff != "" {
+			t.Errorf("%+v: plans differ (-by text +by rule):\n%s", q, diff)
+		}
+	}
 }
