@@ -32,7 +32,7 @@ type prepared struct {
 // prepare validates r, masks its secrets and encodes its JSON parts. It runs on the
 // appender's goroutine so that this work is spread over the callers.
 func (s *Store) prepare(r Record) (*prepared, error) {
-	if !r.Kind.valid() {
+	if !r.Kind.Valid() {
 		return nil, &RecordError{"kind", fmt.Sprintf("unknown kind %q (want one of decision, execution, approval, policy_load, auth_failure)", sanitize(string(r.Kind)))}
 	}
 	for _, f := range []struct{ name, v string }{

@@ -77,7 +77,7 @@ type plan struct {
 }
 
 func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
-	if q.Kind != "" && !q.Kind.valid() {
+	if q.Kind != "" && !q.Kind.Valid() {
 		return nil, fmt.Errorf("%w: unknown kind %q", ErrInvalidQuery, sanitize(string(q.Kind)))
 	}
 	for _, f := range []struct{ name, v string }{{"principal", q.Principal}, {"decision", q.Decision}, {"rule", q.Rule}, {"text", q.Text}} {
@@ -357,6 +357,9 @@ func (s *Store) Query(ctx context.Context, q Query) (*Page, error) {
 	case limit < 0 || limit > MaxLimit:
 		return nil, fmt.Errorf("%w: limit %d is not between 1 and %d", ErrInvalidQuery, limit, MaxLimit)
 	}
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("query audit log: %w", err)
@@ -385,6 +388,9 @@ func (s *Store) Query(ctx context.Context, q Query) (*Page, error) {
 func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 	if _, err := parseID(id); err != nil {
 		return Record{}, fmt.Errorf("%w: %q is not a record id", ErrNotFound, sanitize(id))
+	}
+	if err := s.checkOpen(); err != nil {
+		return Record{}, err
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

@@ -26,14 +26,11 @@ const (
 	KindAuthFailure Kind = "auth_failure"
 )
 
-// Kinds lists the valid kinds.
-var Kinds = []Kind{KindDecision, KindExecution, KindApproval, KindPolicyLoad, KindAuthFailure}
-
-func (k Kind) valid() bool {
-	for _, v := range Kinds {
-		if k == v {
-			return true
-		}
+// Valid reports whether k is one of the record kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindDecision, KindExecution, KindApproval, KindPolicyLoad, KindAuthFailure:
+		return true
 	}
 	return false
 }

@@ -234,6 +234,16 @@ func (s *Store) init(ctx context.Context, dbPath string) error {
 	return syncDir(s.dir)
 }
 
+// checkOpen returns ErrClosed once Close was called.
+func (s *Store) checkOpen() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Dir returns the data directory of the store.
 func (s *Store) Dir() string { return s.dir }
 

@@ -224,6 +224,12 @@ func TestAppendAfterClose(t *testing.T) {
 	if err := s.Close(ctx); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close = %v, want ErrClosed", err)
 	}
+	if _, err := s.Query(ctx, Query{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Query after Close = %v, want ErrClosed", err)
+	}
+	if _, err := s.Verify(ctx, VerifyOptions{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Verify after Close = %v, want ErrClosed", err)
+	}
 }
 
 func TestRecordJSONRoundTrip(t *testing.T) {

@@ -88,6 +88,9 @@ type VerifyResult struct {
 // reads one consistent snapshot, so it can run while others append. The error is for
 // failures to read; a broken chain is a result with OK false.
 func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
 	pub := opts.PublicKey
 	if pub == nil {
 		pub = s.pub
