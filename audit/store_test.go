@@ -253,3 +253,23 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		t.Errorf("JSON round trip (-want +got):\n%s", diff)
 	}
 }
+
+// TestIdleIndexing: when appends stop, the writer indexes the backlog on its own.
+func TestIdleIndexing(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	for i := range 10 { // fewer than a chunk: only the idle timer indexes them
+		if _, err := s.Append(ctx, sampleDecision(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for indexedUpTo(t, s) != 10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("index_seq = %d 20s after the last append, want 10", indexedUpTo(t, s))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -115,17 +115,22 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
 	var flushes []*appendReq
 	idle := time.NewTimer(indexIdle)
+	idle.Stop()
 	defer idle.Stop()
 	for {
 		batch, flushes = batch[:0], flushes[:0]
 		stopping := false
-		idle.Reset(indexIdle)
+		var idleC <-chan time.Time // armed only when there is something to index
+		if w.backlog > 0 && !s.indexPaused.Load() {
+			idle.Reset(indexIdle)
+			idleC = idle.C
+		}
 		select {
 		case r := <-s.queue:
 			batch = append(batch, r)
 		case <-s.stop:
 			stopping = true
-		case <-idle.C:
+		case <-idleC:
 			// Nobody appended for a while: index the backlog, yielding to appends.
 			for w.backlog > 0 && len(s.queue) == 0 && !s.indexPaused.Load() {
 				if w.index(ctx) != nil {
