@@ -67,6 +67,10 @@ var (
 	ErrTokenNotFound = errors.New("no such token")
 	ErrTokenExists   = errors.New("a token with that name exists")
 	ErrTokenName     = errors.New("invalid token name")
+	// ErrTokenUnknown: no token has the presented secret.
+	ErrTokenUnknown = errors.New("unknown token")
+	// ErrTokenRevoked: the presented secret belongs to a revoked token.
+	ErrTokenRevoked = errors.New("revoked token")
 )
 
 // TokenStore keeps the tokens in one JSON file in the data directory (mode 0600).
@@ -174,27 +178,42 @@ func (s *TokenStore) List() ([]Token, error) {
 // compared in constant time, so the time taken says nothing about which one matched.
 // A token file that cannot be re-read denies (fail closed).
 func (s *TokenStore) Authenticate(secret string) (Token, bool) {
+	tok, err := s.Check(secret)
+	return tok, err == nil
+}
+
+// Check is Authenticate with the reason of a refusal: ErrTokenUnknown (no token has
+// this secret, or it is not shaped like one), ErrTokenRevoked (it was revoked), or the
+// error reading the token file (fail closed: nothing is authenticated then). Every
+// stored hash is compared in constant time.
+func (s *TokenStore) Check(secret string) (Token, error) {
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 256 {
-		return Token{}, false
+		return Token{}, ErrTokenUnknown
 	}
 	if err := s.reload(false); err != nil {
-		return Token{}, false
+		return Token{}, err
 	}
 	h := sha256.Sum256([]byte(secret))
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var found Token
-	ok := 0
+	matched := 0
 	for _, t := range s.tokens {
 		want, err := hex.DecodeString(t.Hash)
 		if err != nil || len(want) != len(h) {
 			continue
 		}
-		if subtle.ConstantTimeCompare(want, h[:]) == 1 && !t.Revoked() {
-			found, ok = t, 1
+		if subtle.ConstantTimeCompare(want, h[:]) == 1 {
+			found, matched = t, 1
 		}
 	}
-	return found, ok == 1
+	switch {
+	case matched == 0:
+		return Token{}, ErrTokenUnknown
+	case found.Revoked():
+		return Token{}, ErrTokenRevoked
+	}
+	return found, nil
 }
 
 // Live reports whether any unrevoked token exists.

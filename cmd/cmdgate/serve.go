@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cmdgate/cmdgate/gateway"
+)
+
+const serveUsage = `usage: cmdgate serve [flags]
+
+Runs the gateway: the HTTP API (DESIGN.md contract 3) on --listen, deciding every
+command with the policy bundle, recording every decision in the audit log of the data
+directory, and running what is allowed in the sandbox. Logs go to stderr.
+
+Every flag has an environment variable; a flag wins over its variable:
+  --listen     CMDGATE_LISTEN     default 127.0.0.1:8080
+  --workspace  CMDGATE_WORKSPACE  default the current directory
+  --data       CMDGATE_DATA       default $XDG_DATA_HOME/cmdgate, else ~/.local/share/cmdgate
+  --policy     CMDGATE_POLICY     default the embedded bundle
+  --sandbox    CMDGATE_SANDBOX    default auto
+  --config     CMDGATE_CONFIG     (not read yet by this build)
+  --log-format CMDGATE_LOG_FORMAT default text
+  --log-level  CMDGATE_LOG_LEVEL  default info
+
+Signals: SIGHUP reloads the policy bundle (a broken one is rejected and the old one
+keeps serving). SIGINT or SIGTERM shuts down gracefully: running commands get the
+shutdown grace (10 s), then are stopped. A second SIGINT or SIGTERM stops them at once.
+
+flags:`
+
+// serveFlags are the command-line values of `cmdgate serve`; "" means not given.
+type serveFlags struct {
+	config, listen, workspace, data, policy, sandbox, addrFile, logFormat, logLevel string
+}
+
+// runServe implements `cmdgate serve`.
+func (m *Main) runServe(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(m.Stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	var sf serveFlags
+	fs.StringVar(&sf.config, "config", "", "configuration file (YAML)")
+	fs.StringVar(&sf.listen, "listen", "", "address to listen on, HOST:PORT (port 0 picks a free one)")
+	fs.StringVar(&sf.workspace, "workspace", "", "directory tree commands may run in")
+	fs.StringVar(&sf.data, "data", "", "data directory: tokens and the audit log")
+	fs.StringVar(&sf.policy, "policy", "", "policy bundle directory, watched for changes")
+	fs.StringVar(&sf.sandbox, "sandbox", "", "auto, process, linux or docker")
+	fs.StringVar(&sf.addrFile, "addr-file", "", "write the address listened on to this file once listening")
+	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
+	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
+	operands, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(operands) > 0 {
+		fmt.Fprintf(m.Stderr, "cmdgate serve: unexpected argument %q\n", operands[0])
+		return exitUsage
+	}
+	opts, err := m.serveOptions(sf)
+	if err != nil {
+		return m.writeError("serve", "INVALID_ARGUMENT", err.Error())
+	}
+	log := opts.Logger
+
+	srv, err := gateway.New(ctx, opts)
+	if err != nil {
+		return m.writeError("serve", "UNAVAILABLE", err.Error())
+	}
+	closeSrv := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Close(cctx); err != nil {
+			log.Error("close", "error", err.Error())
+		}
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		closeSrv()
+		return m.writeError("serve", "UNAVAILABLE", fmt.Sprintf("listen on %s: %v", opts.Listen, err))
+	}
+	addr := ln.Addr().String()
+	if sf.addrFile != "" {
+		if err := writeFileAtomic(sf.addrFile, []byte(addr+"\n")); err != nil {
+			ln.Close()
+			closeSrv()
+			return m.writeError("serve", "INTERNAL", fmt.Sprintf("write address file: %v", err))
+		}
+	}
+	log.Info("cmdgate gateway listening", "addr", addr, "url", "http://"+addr,
+		"workspace", srv.Workspace(), "data", opts.DataDir, "policy", policySource(opts.PolicyDir),
+		"revision", srv.Revision(), "sandbox", srv.Sandbox())
+	if n, err := srv.LiveTokens(); err == nil && n == 0 {
+		fmt.Fprintf(m.Stderr, "\nNo API tokens exist yet: every request but /healthz will be refused. Create one with\n\n"+
+			"    cmdgate token create --role agent --name NAME --data %s\n\n"+
+			"and send it as \"Authorization: Bearer <token>\" (cmdgate exec reads it from CMDGATE_TOKEN).\n\n", shellQuote(opts.DataDir))
+	}
+
+	// The first SIGINT or SIGTERM starts the graceful shutdown (main's context ends
+	// too); a second stops the running commands at once. SIGHUP reloads the policy.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		stops := 0
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				if sig == syscall.SIGHUP {
+					log.Info("SIGHUP: reloading the policy bundle")
+					rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					srv.ReloadPolicy(rctx) // logged and audited by the server
+					cancel()
+					continue
+				}
+				stops++
+				if stops == 1 {
+					log.Info("shutting down: running commands get the grace period; interrupt again to stop them now", "signal", sig.String())
+					stop()
+				} else {
+					log.Warn("second interrupt: stopping the running commands now", "signal", sig.String())
+					srv.Abort()
+				}
+			}
+		}
+	}()
+
+	serveErr := srv.Serve(serveCtx, ln)
+	closeSrv()
+	if sf.addrFile != "" {
+		os.Remove(sf.addrFile)
+	}
+	if serveErr != nil {
+		return m.writeError("serve", "INTERNAL", serveErr.Error())
+	}
+	log.Info("cmdgate gateway stopped")
+	return exitOK
+}
+
+// serveOptions builds the gateway's options from the flags and the environment (a
+// flag wins over its CMDGATE_* variable). This is the seam where the configuration
+// file (--config, CMDGATE_CONFIG) is merged: file < environment < flags.
+func (m *Main) serveOptions(sf serveFlags) (gateway.Options, error) {
+	pick := func(flagValue, env string) string {
+		if flagValue != "" {
+			return flagValue
+		}
+		return m.Getenv(env)
+	}
+	var opts gateway.Options
+	if cfg := pick(sf.config, "CMDGATE_CONFIG"); cfg != "" {
+		return opts, fmt.Errorf("--config %s: configuration files are not read by this build of cmdgate yet: use flags or CMDGATE_* variables", cfg)
+	}
+	opts.Listen = pick(sf.listen, "CMDGATE_LISTEN")
+	if opts.Listen == "" {
+		opts.Listen = gateway.DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
+		return opts, fmt.Errorf("listen address %q: want HOST:PORT", opts.Listen)
+	}
+	opts.Workspace = pick(sf.workspace, "CMDGATE_WORKSPACE")
+	dataFlag := sf.data // m.dataDir reads CMDGATE_DATA itself
+	dir, err := m.dataDir(dataFlag)
+	if err != nil {
+		return opts, err
+	}
+	opts.DataDir = dir
+	if p := pick(sf.policy, "CMDGATE_POLICY"); p != "" {
+		if opts.PolicyDir, err = filepath.Abs(p); err != nil {
+			return opts, fmt.Errorf("policy directory %s: %w", p, err)
+		}
+	}
+	opts.Sandbox = pick(sf.sandbox, "CMDGATE_SANDBOX")
+	switch opts.Sandbox {
+	case "", gateway.SandboxAuto, gateway.SandboxProcess, gateway.SandboxLinux, gateway.SandboxDocker:
+	default:
+		return opts, fmt.Errorf("--sandbox %q: want auto, process, linux or docker", opts.Sandbox)
+	}
+	log, err := newLogger(m.Stderr, pick(sf.logFormat, "CMDGATE_LOG_FORMAT"), pick(sf.logLevel, "CMDGATE_LOG_LEVEL"))
+	if err != nil {
+		return opts, err
+	}
+	opts.Logger = log
+	return opts, nil
+}
+
+// newLogger returns the slog logger of `cmdgate serve` on w.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if level != "" {
+		if err := lvl.UnmarshalText([]byte(level)); err != nil {
+			return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+		}
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want text or json", format)
+}
+
+func policySource(dir string) string {
+	if dir == "" {
+		return "embedded"
+	}
+	return dir
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeFileAtomic writes b to path through a temporary file and a rename, so a reader
+// never sees it half written.
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".addr-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

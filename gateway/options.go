@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/policies"
+)
+
+// Defaults of Options.
+const (
+	DefaultListen           = "127.0.0.1:8080"
+	DefaultBodyLimit        = 1 << 20 // 1 MiB
+	DefaultMaxScriptBytes   = 64 << 10
+	DefaultShutdownGrace    = 10 * time.Second
+	DefaultAuthFailureRate  = 1.0 // refused authentications per second and client address, sustained
+	DefaultAuthFailureBurst = 10
+	DefaultRequestTimeout   = time.Minute
+	DefaultReadHeader       = 10 * time.Second
+	DefaultReadTimeout      = 30 * time.Second
+	DefaultIdleTimeout      = 2 * time.Minute
+	DefaultReloadDebounce   = 250 * time.Millisecond
+	DefaultProfile          = "default"
+	DefaultTask             = "default"
+)
+
+// Sandbox backends Options.Sandbox names.
+const (
+	SandboxAuto    = "auto"
+	SandboxProcess = "process"
+	SandboxLinux   = "linux"
+	SandboxDocker  = "docker"
+)
+
+// Options configure a Server. The zero value is usable except for DataDir, which is
+// required: every other field has the default its comment names.
+type Options struct {
+	// Listen is the address `cmdgate serve` listens on; default DefaultListen. The
+	// Server itself serves whatever listener Serve is given.
+	Listen string
+	// Workspace is the directory tree commands may run in; default the current
+	// directory.
+	Workspace string
+	// DataDir holds the token file and the audit store. Required.
+	DataDir string
+	// PolicyDir is a policy bundle directory; "" means the embedded default bundle.
+	// A directory is watched: a change reloads the bundle (see WatchPolicy).
+	PolicyDir string
+	// Policy is the policy configuration (the allowlist and the answers for unknown
+	// and dynamic commands); the zero value is the default configuration.
+	Policy policies.Config
+	// Profile is the policy profile every request is decided under (request.profile of
+	// the policy input); default "default".
+	Profile string
+	// Sandbox selects the executor backend: "auto" (the default: the best available),
+	// "process", "linux" or "docker". Only the process backend exists yet: "linux" and
+	// "docker" refuse to start (fail closed) rather than run commands unconfined.
+	Sandbox string
+	// Executor holds the limits of commands (timeouts, output caps, environment
+	// denylist, rlimits); the zero value is seed 000's defaults.
+	Executor executor.Config
+	// Runner, when set, runs the commands instead of the backend Sandbox names. It is
+	// for embedding cmdgate with another backend (and for tests); nil is the default.
+	Runner executor.Executor
+	// Audit configures the audit store in DataDir.
+	Audit audit.Options
+	// Logger receives the structured logs; nil discards them.
+	Logger *slog.Logger
+
+	// BodyLimit caps a request body in bytes; default 1 MiB. Larger bodies are
+	// TOO_LARGE (413).
+	BodyLimit int64
+	// MaxScriptBytes caps a script (or an argv, its words joined by spaces); default
+	// 64 KiB. Larger ones are INVALID_ARGUMENT.
+	MaxScriptBytes int
+	// ShutdownGrace is how long running commands may go on once shutdown began before
+	// they are killed; default 10 s. A negative value kills them at once.
+	ShutdownGrace time.Duration
+	// AuthFailureRate and AuthFailureBurst limit refused authentications per client
+	// address (a token bucket: Burst failures at once, then Rate per second). Past the
+	// limit every request from that address is RATE_LIMITED (429) until the bucket
+	// refills, valid token or not: an address that is guessing tokens gets nothing.
+	// Defaults 1 per second and 10.
+	AuthFailureRate  float64
+	AuthFailureBurst int
+	// RequestTimeout bounds the handling of every request except /v1/exec (whose
+	// commands have their own timeout); default 1 minute.
+	RequestTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the HTTP
+	// server's; defaults 10 s, 30 s, the executor's largest timeout plus a minute, and
+	// 2 minutes.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// NoWatch turns off watching PolicyDir for changes (SIGHUP and ReloadPolicy still
+	// reload).
+	NoWatch bool
+	// ReloadDebounce is how long the watcher waits after the last change of a burst
+	// before it reloads; default 250 ms.
+	ReloadDebounce time.Duration
+}
+
+// withDefaults returns o with every zero field set to its default, or an error for a
+// value that cannot work.
+func (o Options) withDefaults() (Options, error) {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("no data directory"))
+	}
+	if o.Listen == "" {
+		o.Listen = DefaultListen
+	}
+	if o.Workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("workspace: %w", err))
+		}
+		o.Workspace = wd
+	}
+	if o.Profile == "" {
+		o.Profile = DefaultProfile
+	}
+	if o.Sandbox == "" {
+		o.Sandbox = SandboxAuto
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.BodyLimit == 0 {
+		o.BodyLimit = DefaultBodyLimit
+	}
+	if o.MaxScriptBytes == 0 {
+		o.MaxScriptBytes = DefaultMaxScriptBytes
+	}
+	if o.ShutdownGrace == 0 {
+		o.ShutdownGrace = DefaultShutdownGrace
+	}
+	if o.AuthFailureRate == 0 {
+		o.AuthFailureRate = DefaultAuthFailureRate
+	}
+	if o.AuthFailureBurst == 0 {
+		o.AuthFailureBurst = DefaultAuthFailureBurst
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = DefaultReadHeader
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.WriteTimeout == 0 {
+		maxTimeout := o.Executor.MaxTimeout
+		if maxTimeout == 0 {
+			maxTimeout = executor.DefaultMaxTimeout
+		}
+		o.WriteTimeout = maxTimeout + time.Minute
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.ReloadDebounce == 0 {
+		o.ReloadDebounce = DefaultReloadDebounce
+	}
+	switch {
+	case o.BodyLimit < 0:
+		errs = append(errs, fmt.Errorf("body limit %d is negative", o.BodyLimit))
+	case o.MaxScriptBytes < 0:
+		errs = append(errs, fmt.Errorf("max script bytes %d is negative", o.MaxScriptBytes))
+	case o.AuthFailureRate < 0 || o.AuthFailureBurst < 1:
+		errs = append(errs, fmt.Errorf("auth failure rate %v and burst %d must be positive", o.AuthFailureRate, o.AuthFailureBurst))
+	case o.RequestTimeout < 0 || o.ReadHeaderTimeout < 0 || o.ReadTimeout < 0 || o.WriteTimeout < 0 || o.IdleTimeout < 0 || o.ReloadDebounce < 0:
+		errs = append(errs, errors.New("timeouts must not be negative"))
+	}
+	if err := o.Executor.Check(); err != nil {
+		errs = append(errs, fmt.Errorf("executor: %w", err))
+	}
+	if err := o.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return o, errors.Join(errs...)
+}

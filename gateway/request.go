@@ -1,0 +1,382 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cmdgate/cmdgate/executor"
+)
+
+// execRequest is the body of POST /v1/exec and POST /v1/decide, validated.
+type execRequest struct {
+	Script    string   // set when the body had "command"
+	Argv      []string // set when the body had "argv"
+	Cwd       string   // "" when absent
+	ShellMode executor.ShellMode
+	Stdin     string
+	Timeout   time.Duration
+	MaxOutput int
+	Task      string
+}
+
+// requestFields are the members the body may have, and their JSON types.
+var requestFields = map[string]string{
+	"command":          "a string",
+	"argv":             "an array of strings",
+	"cwd":              "a string",
+	"shell_mode":       "a string",
+	"stdin":            "a string",
+	"timeout_ms":       "an integer",
+	"max_output_chars": "an integer",
+	"task":             "a string",
+}
+
+// maxTaskLen bounds the task name.
+const maxTaskLen = 128
+
+func invalid(format string, args ...any) *Error {
+	return errorf(CodeInvalidArgument, format, args...)
+}
+
+// decodeExecRequest reads and validates an exec or decide body strictly: one JSON
+// object and nothing after it, valid UTF-8 (checked on the raw bytes, because Go's
+// decoder silently replaces invalid sequences), no unknown or repeated members, every
+// member of its exact type (no null, no fractional or exponent numbers), no NUL
+// character or unpaired surrogate escape in any string, command XOR argv, limits
+// within the executor's bounds. Every error is INVALID_ARGUMENT naming the member.
+func decodeExecRequest(raw []byte, cfg executor.Config, maxScript int) (*execRequest, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, invalid("the request body is empty: send a JSON object such as {\"command\": \"ls\"}")
+	}
+	if !utf8.Valid(raw) {
+		return nil, invalid("the request body is not valid UTF-8")
+	}
+	members, err := objectMembers(raw)
+	if err != nil {
+		return nil, err
+	}
+	r := &execRequest{ShellMode: executor.ShellDefault, Task: DefaultTask}
+	var hasCommand, hasArgv bool
+	var timeoutMS, maxOutput *int64
+	for _, m := range members {
+		switch m.name {
+		case "command":
+			if len(m.value) > 0 && m.value[0] == '[' {
+				return nil, invalid("command must be a string holding a shell script; to send an argument vector use argv")
+			}
+			if r.Script, err = jsonString(m.name, m.value); err != nil {
+				return nil, err
+			}
+			hasCommand = true
+		case "argv":
+			if r.Argv, err = jsonStrings(m.name, m.value); err != nil {
+				return nil, err
+			}
+			hasArgv = true
+		case "cwd":
+			if r.Cwd, err = jsonString(m.name, m.value); err != nil {
+				return nil, err
+			}
+			if r.Cwd == "" {
+				return nil, invalid("cwd is empty: leave it out for the workspace root")
+			}
+		case "shell_mode":
+			mode, err := jsonString(m.name, m.value)
+			if err != nil {
+				return nil, err
+			}
+			switch executor.ShellMode(mode) {
+			case executor.ShellDefault, executor.ShellDirect:
+				r.ShellMode = executor.ShellMode(mode)
+			default:
+				return nil, invalid("shell_mode must be %q or %q, got %q", executor.ShellDefault, executor.ShellDirect, mode)
+			}
+		case "stdin":
+			if r.Stdin, err = jsonString(m.name, m.value); err != nil {
+				return nil, err
+			}
+		case "timeout_ms":
+			n, err := jsonInt(m.name, m.value)
+			if err != nil {
+				return nil, err
+			}
+			timeoutMS = &n
+		case "max_output_chars":
+			n, err := jsonInt(m.name, m.value)
+			if err != nil {
+				return nil, err
+			}
+			maxOutput = &n
+		case "task":
+			if r.Task, err = jsonString(m.name, m.value); err != nil {
+				return nil, err
+			}
+			if err := validTask(r.Task); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch {
+	case hasCommand && hasArgv:
+		return nil, invalid("send either command (a shell script) or argv (an argument vector), not both")
+	case !hasCommand && !hasArgv:
+		return nil, invalid("the request has no command: send command (a shell script) or argv (an argument vector)")
+	case hasCommand && strings.TrimSpace(r.Script) == "":
+		return nil, invalid("command is empty")
+	case hasCommand && r.ShellMode == executor.ShellDirect:
+		return nil, invalid("shell_mode direct needs argv: a script always runs through the shell")
+	case hasArgv && len(r.Argv) == 0:
+		return nil, invalid("argv is empty: it needs at least the command name")
+	case hasArgv && r.Argv[0] == "":
+		return nil, invalid("argv[0] is empty: it must name the command")
+	}
+	size := len(r.Script)
+	for i, a := range r.Argv {
+		size += len(a)
+		if i > 0 {
+			size++
+		}
+	}
+	if size > maxScript {
+		return nil, invalid("the command is %d bytes, more than the %d this gateway accepts", size, maxScript)
+	}
+	if r.Timeout, err = cfg.TimeoutMS(timeoutMS); err != nil {
+		return nil, err
+	}
+	if r.MaxOutput, err = cfg.OutputChars(maxOutput); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// validTask checks a task name: 1 to 128 printable characters.
+func validTask(task string) error {
+	if task == "" || len(task) > maxTaskLen {
+		return invalid("task must be 1 to %d bytes", maxTaskLen)
+	}
+	for _, c := range task {
+		if c < 0x20 || c == 0x7f {
+			return invalid("task holds a control character")
+		}
+	}
+	return nil
+}
+
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectMembers splits raw, which must be exactly one JSON object, into its members,
+// refusing unknown and repeated names and anything after the object.
+func objectMembers(raw []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, invalid("the request body is not JSON: %s", jsonProblem(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, invalid("the request body must be a JSON object, not %s", jsonKind(tok))
+	}
+	var members []member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, invalid("the request body is not JSON: %s", jsonProblem(err))
+		}
+		name, _ := tok.(string)
+		if _, known := requestFields[name]; !known {
+			return nil, invalid("unknown field %q (known: argv, command, cwd, max_output_chars, shell_mode, stdin, task, timeout_ms)", truncate(name, 64))
+		}
+		if seen[name] {
+			return nil, invalid("field %q appears twice", name)
+		}
+		seen[name] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, invalid("field %s: the value is not JSON: %s", name, jsonProblem(err))
+		}
+		members = append(members, member{name, v})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, invalid("the request body is not JSON: %s", jsonProblem(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalid("the request body has data after the JSON object")
+	}
+	return members, nil
+}
+
+// jsonString decodes a JSON string member strictly.
+func jsonString(field string, v json.RawMessage) (string, error) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+	}
+	return decodeString(field, v)
+}
+
+func decodeString(field string, v json.RawMessage) (string, error) {
+	if unpairedSurrogate(v) {
+		return "", invalid("field %s holds an unpaired UTF-16 surrogate escape (not valid Unicode)", field)
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", invalid("field %s must be %s", field, requestFields[field])
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", invalid("field %s contains a NUL character", field)
+	}
+	return s, nil
+}
+
+// jsonStrings decodes a JSON array of strings strictly (no null elements).
+func jsonStrings(field string, v json.RawMessage) ([]string, error) {
+	if len(v) == 0 || v[0] != '[' {
+		return nil, invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return nil, invalid("field %s must be %s", field, requestFields[field])
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		name := fmt.Sprintf("%s[%d]", field, i)
+		if len(e) == 0 || e[0] != '"' {
+			return nil, invalid("field %s must be a string, got %s", name, rawKind(e))
+		}
+		s, err := decodeString(name, e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// jsonInt decodes a JSON integer strictly: no fraction, no exponent, within int64.
+func jsonInt(field string, v json.RawMessage) (int64, error) {
+	s := string(v)
+	if s == "" || strings.ContainsAny(s, ".eE") || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+		return 0, invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, invalid("field %s is out of range", field)
+	}
+	return n, nil
+}
+
+// unpairedSurrogate reports whether the JSON string token v holds a \uD800-\uDFFF
+// escape that is not part of a valid surrogate pair: Go's decoder would replace it with
+// U+FFFD, so the text that runs would differ from the text sent.
+func unpairedSurrogate(v []byte) bool {
+	for i := 0; i+1 < len(v); i++ {
+		if v[i] != '\\' {
+			continue
+		}
+		if v[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		r, ok := hex4(v, i+2)
+		if !ok {
+			return false // malformed: json.Unmarshal reports it
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true // a low surrogate without a high one before it
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+11 >= len(v) || v[i+6] != '\\' || v[i+7] != 'u' {
+				return true
+			}
+			lo, ok := hex4(v, i+8)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+func hex4(v []byte, at int) (rune, bool) {
+	if at+4 > len(v) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(v[at:at+4]), 16, 32)
+	return rune(n), err == nil
+}
+
+// rawKind names the JSON type of a raw value for error messages.
+func rawKind(v json.RawMessage) string {
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return "a non-integer number"
+	}
+	return "a number"
+}
+
+func jsonKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "an array"
+		}
+		return "a " + string(t)
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "something else"
+}
+
+// jsonProblem describes a decoding error without echoing the body.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "it ends too early"
+	case errors.As(err, &se):
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	return truncate(err.Error(), 200)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

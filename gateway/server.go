@@ -1,0 +1,255 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/process"
+	"github.com/cmdgate/cmdgate/policies"
+)
+
+// ErrShutdown is the cause with which running commands are stopped when the shutdown
+// grace period has passed.
+var ErrShutdown = errors.New("the gateway shut down")
+
+// Server is the gateway: the HTTP API in front of the pipeline. Create it with New,
+// serve it with Serve (or mount Handler in a server of your own), end it with Close.
+// It is safe for concurrent use.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	ws      Workspace
+	tokens  *TokenStore
+	store   *audit.Store
+	engine  *policies.Engine
+	runner  executor.Executor
+	sandbox string // the backend chosen
+	metrics *metrics
+	limiter *authLimiter
+	echo    *echo.Echo
+	routes  map[string]bool // the registered paths, for metric labels
+
+	reloadMu sync.Mutex // one policy load at a time, so records follow the swaps in order
+
+	// running counts the commands in flight; kill stops them (cause ErrShutdown) once
+	// the shutdown grace is over.
+	runMu    sync.Mutex
+	closed   bool // set by Close: no command starts any more
+	running  sync.WaitGroup
+	kill     context.Context
+	killNow  context.CancelCauseFunc
+	draining atomic.Bool // set when shutdown began: /healthz says so
+
+	watch     *watcher // nil when PolicyDir is "" or NoWatch
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New opens everything the gateway needs: the workspace, the token store and the audit
+// store in DataDir, the policy engine (appending a policy_load record) and the sandbox
+// backend; it fails with a clear error when any of them is missing or broken, and
+// leaves nothing open then. ctx bounds the start only.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("gateway options: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, metrics: newMetrics()}
+	s.kill, s.killNow = context.WithCancelCause(context.Background())
+	s.limiter = newAuthLimiter(opts.AuthFailureRate, opts.AuthFailureBurst)
+
+	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
+	}
+	if s.runner, s.sandbox, err = newRunner(opts); err != nil {
+		return nil, err
+	}
+	if s.tokens, err = OpenTokens(opts.DataDir); err != nil {
+		return nil, err
+	}
+	if _, err := s.tokens.List(); err != nil { // a broken token file is a start error
+		return nil, err
+	}
+	if s.store, err = audit.Open(ctx, opts.DataDir, opts.Audit); err != nil {
+		return nil, err
+	}
+	engine, loadErr := policies.New(ctx, s.policyOptions()...)
+	rev := ""
+	if loadErr == nil {
+		rev = engine.Revision()
+	}
+	s.recordPolicyLoad(ctx, "start", "", rev, loadErr)
+	if loadErr != nil {
+		s.store.Close(ctx)
+		return nil, fmt.Errorf("load policy: %w", loadErr)
+	}
+	s.engine = engine
+	if opts.PolicyDir != "" && !opts.NoWatch {
+		w, err := newWatcher(opts.PolicyDir, opts.ReloadDebounce, s.reloadFromWatch, s.log)
+		if err != nil {
+			s.store.Close(ctx)
+			return nil, err
+		}
+		s.watch = w
+	}
+	s.echo = s.newEcho()
+	return s, nil
+}
+
+// newRunner chooses the executor backend.
+func newRunner(opts Options) (executor.Executor, string, error) {
+	if opts.Runner != nil {
+		return opts.Runner, "custom", nil
+	}
+	switch opts.Sandbox {
+	case SandboxAuto, SandboxProcess:
+		if opts.Sandbox == SandboxAuto {
+			opts.Logger.Warn("sandbox: only the process backend is available: it isolates neither the file system nor the network, so the policy is the only boundary")
+		}
+		return process.New(process.Options{Config: opts.Executor}), SandboxProcess, nil
+	case SandboxLinux, SandboxDocker:
+		return nil, "", fmt.Errorf("sandbox %q is not available yet in this cmdgate: use --sandbox process (commands then run unconfined, with the policy as the only boundary)", opts.Sandbox)
+	}
+	return nil, "", fmt.Errorf("unknown sandbox %q (want auto, process, linux or docker)", opts.Sandbox)
+}
+
+func (s *Server) policyOptions() []policies.Option {
+	opts := []policies.Option{policies.WithConfig(s.opts.Policy)}
+	if s.opts.PolicyDir != "" {
+		opts = append(opts, policies.WithDir(s.opts.PolicyDir))
+	}
+	return opts
+}
+
+// Handler is the HTTP API (DESIGN.md contract 3).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Revision is the revision of the policy bundle in use.
+func (s *Server) Revision() string { return s.engine.Revision() }
+
+// Sandbox names the executor backend in use ("process", or "custom" for Options.Runner).
+func (s *Server) Sandbox() string { return s.sandbox }
+
+// Workspace is the real path of the workspace.
+func (s *Server) Workspace() string { return s.ws.Root() }
+
+// LiveTokens counts the tokens that are not revoked.
+func (s *Server) LiveTokens() (int, error) { return s.tokens.Live() }
+
+// Serve answers HTTP requests on ln until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests and running commands finish for Options.ShutdownGrace, then
+// stops the commands still running (their execution records say so), waits for their
+// answers and returns. It does not close the stores: call Close after it.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "grace", s.opts.ShutdownGrace.String())
+	return s.shutdown(hs, served)
+}
+
+// shutdown stops hs gracefully: requests get ShutdownGrace, then running commands are
+// stopped and their handlers get a bounded time to answer.
+func (s *Server) shutdown(hs *http.Server, served <-chan error) error {
+	s.draining.Store(true)
+	grace := max(s.opts.ShutdownGrace, 0)
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(graceCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("shutdown grace over: stopping the commands still running")
+		s.killNow(ErrShutdown)
+		// Stopping a tree takes the executor's kill grace and wait delay; the handlers
+		// then append the execution records and answer.
+		bound := s.opts.Executor.Grace() + s.opts.Executor.Delay() + 10*time.Second
+		finalCtx, cancel := context.WithTimeout(context.Background(), bound)
+		defer cancel()
+		err = hs.Shutdown(finalCtx)
+		if err != nil {
+			s.log.Error("requests still running after the commands were stopped: closing their connections", "error", err)
+			hs.Close()
+		}
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
+		return serr
+	}
+	return err
+}
+
+// Abort stops the running commands now instead of after the shutdown grace (a second
+// interrupt). Their execution records say the gateway shut down.
+func (s *Server) Abort() {
+	s.draining.Store(true)
+	s.killNow(ErrShutdown)
+}
+
+// Close waits for running commands (stopping them when ctx ends first), stops the
+// policy watcher and closes the audit store last, which writes its checkpoint. It is
+// safe to call more than once; later calls return the first result.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.draining.Store(true)
+		s.runMu.Lock()
+		s.closed = true
+		s.runMu.Unlock()
+		done := make(chan struct{})
+		go func() { s.running.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.killNow(ErrShutdown)
+			<-done
+		}
+		var errs []error
+		if s.watch != nil {
+			errs = append(errs, s.watch.close())
+		}
+		if err := s.store.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close audit store: %w", err))
+		}
+		s.killNow(ErrShutdown)
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// startRun registers a command about to run; false when the server is closed or the
+// commands were stopped, and nothing may start any more.
+func (s *Server) startRun() bool {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.closed || s.kill.Err() != nil {
+		return false
+	}
+	s.running.Add(1)
+	s.metrics.inFlight.Inc()
+	return true
+}
+
+func (s *Server) endRun() {
+	s.metrics.inFlight.Dec()
+	s.running.Done()
+}
