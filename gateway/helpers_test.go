@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/policies"
+)
+
+// testEnv is a real gateway on 127.0.0.1 (httptest.Server around Handler) with a real
+// SQLite audit store, the real process executor, a workspace and a token per role.
+type testEnv struct {
+	t      *testing.T
+	srv    *Server
+	http   *httptest.Server
+	url    string
+	ws     string // the workspace (real path)
+	data   string
+	tokens map[string]string // principal kind → Authorization header value ("" = none)
+}
+
+// principals of the role matrix: the four roles, and three ways to have no valid token.
+var principals = []string{"agent", "approver", "auditor", "admin", "none", "bad", "revoked"}
+
+func newEnv(t *testing.T, configure ...func(*Options)) *testEnv {
+	t.Helper()
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{
+		Workspace: ws,
+		DataDir:   filepath.Join(base, "data"),
+		Sandbox:   SandboxProcess,
+		// A generous budget: tests that look at rate limiting set their own.
+		AuthFailureBurst: 1000,
+		AuthFailureRate:  1000,
+		// Commands the tests run that the default allowlist does not have.
+		Policy: policies.Config{AllowedCommands: policies.AllowedCommands{Additional: []string{"sleep", "printf", "no-such-cmd-xyz"}}},
+	}
+	for _, c := range configure {
+		c(&opts)
+	}
+	srv, err := New(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	env := &testEnv{t: t, srv: srv, http: hs, url: hs.URL, ws: srv.Workspace(), data: opts.DataDir, tokens: map[string]string{}}
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil && !strings.Contains(err.Error(), "closed") {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	for _, r := range Roles {
+		env.tokens[string(r)] = "Bearer " + env.token(string(r)+"-tok", r)
+	}
+	revoked := env.token("gone", RoleAdmin)
+	if _, err := srv.tokens.Revoke("gone"); err != nil {
+		t.Fatal(err)
+	}
+	env.tokens["revoked"] = "Bearer " + revoked
+	env.tokens["bad"] = "Bearer cmdgate_" + strings.Repeat("A", 43)
+	env.tokens["none"] = ""
+	return env
+}
+
+// token creates a token through the store the server reads.
+func (e *testEnv) token(name string, role Role) string {
+	e.t.Helper()
+	secret, _, err := e.srv.tokens.Create(name, role)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return secret
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// errorCode is the contract error code of the answer ("" when it has none).
+func (a answer) errorCode() string {
+	var b struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal(a.body, &b)
+	return b.Error.Code
+}
+
+func (a answer) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(a.body, v); err != nil {
+		t.Fatalf("answer %d %q is not the expected JSON: %v", a.status, a.body, err)
+	}
+}
+
+// do sends a request as the given principal ("agent", "none", ...) or with a raw
+// Authorization value when auth starts with "Bearer"/"Basic".
+func (e *testEnv) do(method, path, auth string, body []byte, headers ...string) answer {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if v, ok := e.tokens[auth]; ok {
+		auth = v
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+func (e *testEnv) exec(auth string, body any) answer {
+	e.t.Helper()
+	return e.do("POST", "/v1/exec", auth, mustJSON(e.t, body))
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// records returns every audit record, oldest first, straight from the store.
+func (e *testEnv) records() []audit.Record {
+	e.t.Helper()
+	var out []audit.Record
+	q := audit.Query{Limit: audit.MaxLimit}
+	for {
+		page, err := e.srv.store.Query(e.t.Context(), q)
+		if err != nil {
+			e.t.Fatalf("Query: %v", err)
+		}
+		out = append(out, page.Records...)
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+func (e *testEnv) recordsOf(kind audit.Kind) []audit.Record {
+	var out []audit.Record
+	for _, r := range e.records() {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// exists reports whether a file exists in the workspace.
+func (e *testEnv) exists(name string) bool {
+	_, err := os.Lstat(filepath.Join(e.ws, name))
+	return err == nil
+}
+
+// testGauge reads a gauge's value.
+func testGauge(t *testing.T, g interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}
