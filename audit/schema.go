@@ -55,7 +55,7 @@ var schema = []string{
 		seq  INTEGER NOT NULL,
 		PRIMARY KEY (rule, seq)
 	) WITHOUT ROWID`,
-	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0, tokenize='unicode61 remove_diacritics 0')`,
+	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0, detail=none, tokenize='unicode61 remove_diacritics 0')`,
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID`,
 	`INSERT INTO meta (key, value) VALUES ('index_seq', 0)`,
 	`CREATE TABLE checkpoints (

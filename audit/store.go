@@ -79,6 +79,9 @@ type Store struct {
 	cancel   context.CancelFunc
 	closeErr error // the writer's shutdown error, read after done
 
+	kick     chan struct{} // wakes the checkpointer; capacity 1
+	ckptDone chan struct{} // closed when the checkpointer has exited
+
 	// indexPaused stops the writer's background indexing (flushIndex and Close still
 	// index), so that tests can reach a state with a not yet indexed tail.
 	indexPaused atomic.Bool
@@ -172,11 +175,21 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.db.Close()
 		return nil, err
 	}
+	ckconn, err := s.db.Conn(ctx)
+	if err != nil {
+		cancel()
+		w.close()
+		s.db.Close()
+		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	}
 	s.cancel = cancel
 	s.queue = make(chan *appendReq, opts.MaxBatch)
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
+	s.kick = make(chan struct{}, 1)
+	s.ckptDone = make(chan struct{})
 	go s.run(wctx, w)
+	go s.checkpointer(wctx, ckconn)
 	return s, nil
 }
 
@@ -194,6 +207,12 @@ func dsn(path string, readOnly bool) string {
 	} else {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
+		// Statement journals of multi-row inserts stay in memory instead of spilling to
+		// a temporary file.
+		q.Add("_pragma", "temp_store(MEMORY)")
+		// Commits do not checkpoint the WAL into the database file themselves: the
+		// store's checkpointer goroutine does, beside the writer (checkpointer.go).
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()
@@ -327,12 +346,14 @@ func (s *Store) Close(ctx context.Context) error {
 	var err error
 	if !s.opts.ReadOnly {
 		close(s.stop)
-		select {
-		case <-s.done:
-			err = s.closeErr
-		case <-ctx.Done():
-			return fmt.Errorf("close audit store %s: %w", s.dir, ctx.Err())
+		for _, done := range []chan struct{}{s.done, s.ckptDone} {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return fmt.Errorf("close audit store %s: %w", s.dir, ctx.Err())
+			}
 		}
+		err = s.closeErr
 		s.cancel()
 	}
 	if cerr := s.db.Close(); cerr != nil && err == nil {

@@ -17,7 +17,7 @@ import (
 // wait, so the not yet indexed tail that queries scan stays small. Indexing per batch
 // instead would cost more than the rest of an append.
 const (
-	indexChunk = 512
+	indexChunk = 2048
 	maxBacklog = 8192
 	indexIdle  = 250 * time.Millisecond
 )
@@ -37,6 +37,7 @@ type writer struct {
 	buf     []byte // scratch for hashing
 	recArgs []any
 	backlog int64 // records not yet indexed for search, as of the last commit
+	unckpt  int   // records committed since the checkpointer was last woken
 }
 
 func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
@@ -207,6 +208,10 @@ func (w *writer) commit(ctx context.Context, batch []*appendReq) {
 	}
 	if err == nil {
 		w.backlog += int64(len(batch))
+		if w.unckpt += len(batch); w.unckpt >= ckptEvery && w.s.kick != nil {
+			w.unckpt = 0
+			w.s.kickCheckpointer()
+		}
 		if cp != nil {
 			// Best effort: the checkpoint is in the database already; the file is a
 			// second copy that a SQL-only edit of the database would have to match.
