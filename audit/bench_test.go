@@ -169,10 +169,8 @@ func fixture(b *testing.B, name string, n int, gen func(int) Record) *Store {
 // chain code is the one Append uses.
 func bulkLoad(b *testing.B, s *Store, from, to int, gen func(int) Record) {
 	b.Helper()
-	w := bulkWriter(b, s)
-	defer w.close()
-	load(b, s, w, from, to, gen)
-	if err := w.indexAll(context.Background()); err != nil {
+	bulkLoadNoIndex(b, s, from, to, gen)
+	if err := s.flushIndex(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -59,6 +59,7 @@ type jsonParser struct {
 	depth    int
 	maxDepth int
 	stack    []jsonMember // members of the arrays and objects being parsed
+	arena    []jsonMember // finished members are carved from here, fewer allocations
 }
 
 // parseJSON parses exactly one JSON value (surrounding whitespace allowed).
@@ -79,6 +80,7 @@ func parseJSON(data []byte, maxDepth int) (jsonValue, error) {
 	defer func() {
 		clear(p.stack)
 		p.stack = p.stack[:0]
+		p.arena = nil // owned by the returned value now
 		parserPool.Put(p)
 	}()
 	p.data, p.pos, p.depth, p.maxDepth = string(data), 0, 0, maxDepth
@@ -213,9 +215,19 @@ func (p *jsonParser) object() (jsonValue, error) {
 	return v, nil
 }
 
-// pop moves the members pushed since base into a slice of their own.
+// pop moves the members pushed since base into a slice of their own, carved from the
+// arena (a slice that outgrows the arena's room starts a new one; the slices carved
+// before keep the old one).
 func (p *jsonParser) pop(base int) []jsonMember {
-	kids := make([]jsonMember, len(p.stack)-base)
+	n := len(p.stack) - base
+	if cap(p.arena)-len(p.arena) < n {
+		// A member takes at least 2 bytes of JSON ("1,"), usually far more: size the
+		// first arena for a typical density, later ones by doubling.
+		p.arena = make([]jsonMember, 0, max(n, len(p.data)/12+8, 2*cap(p.arena)))
+	}
+	start := len(p.arena)
+	p.arena = p.arena[:start+n]
+	kids := p.arena[start : start+n : start+n]
 	copy(kids, p.stack[base:])
 	clear(p.stack[base:])
 	p.stack = p.stack[:base]
@@ -401,11 +413,30 @@ func (p *jsonParser) number() (jsonValue, error) {
 			return jsonValue{}, p.errorf("invalid number")
 		}
 	}
-	f, err := strconv.ParseFloat(p.data[start:p.pos], 64)
+	lit := p.data[start:p.pos]
+	if isSmallInteger(lit) {
+		return jsonValue{kind: jsonNumber, s: lit}, nil // already canonical
+	}
+	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsInf(f, 0) {
 		return jsonValue{}, &jsonSyntaxError{start, "number out of range"}
 	}
 	return jsonValue{kind: jsonNumber, s: formatNumber(f)}, nil
+}
+
+// isSmallInteger reports whether a valid JSON number literal is an integer of at most
+// 15 digits other than -0: its RFC 8785 form is the literal itself.
+func isSmallInteger(lit string) bool {
+	digits := strings.TrimPrefix(lit, "-")
+	if len(digits) == 0 || len(digits) > 15 || digits == "0" && len(lit) > 1 {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // formatNumber writes f as ECMAScript's Number.prototype.toString does, which is what

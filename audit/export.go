@@ -88,7 +88,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, q Query) (int64, error)
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.sdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return 0, fmt.Errorf("export audit log: %w", err)
 	}

@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -173,16 +174,24 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if detail != nil {
 		w = stringLeaves(detail, w)
 	}
+	// The distinct words, in first-seen order; a set of 64-bit hashes finds repeats
+	// (a collision would only drop a word from the search body).
 	toks := sc.words[:0]
 	for _, s := range w {
 		toks = appendWords(toks, s)
 	}
-	slices.Sort(toks)
-	toks = slices.Compact(toks)
-	n := 1
+	clear(sc.seen)
+	n, kept := 1, toks[:0]
 	for _, t := range toks {
+		h := maphash.String(wordSeed, t)
+		if _, dup := sc.seen[h]; dup {
+			continue
+		}
+		sc.seen[h] = struct{}{}
+		kept = append(kept, t)
 		n += len(t) + 1
 	}
+	toks = kept
 	var body strings.Builder
 	body.Grow(n)
 	body.WriteByte(' ')
@@ -199,11 +208,16 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 }
 
 // scratch is reusable memory for prepare.
-type scratch struct{ strs, words []string }
+type scratch struct {
+	strs, words []string
+	seen        map[uint64]struct{}
+}
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{make([]string, 0, 64), make([]string, 0, 128)}
+	return &scratch{make([]string, 0, 64), make([]string, 0, 128), make(map[uint64]struct{}, 128)}
 }}
+
+var wordSeed = maphash.MakeSeed()
 
 func stringLeaves(v *jsonValue, dst []string) []string {
 	switch v.kind {

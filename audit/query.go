@@ -93,7 +93,7 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 		}
 	}
 	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), (SELECT value FROM meta WHERE key = 'index_seq') FROM records`).Scan(&last, &p.indexSeq); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), (SELECT value FROM meta WHERE key = 'index_seq') FROM chain.records`).Scan(&last, &p.indexSeq); err != nil {
 		return nil, fmt.Errorf("query audit log: %w", err)
 	}
 	p.lo, p.hi = 1, last
@@ -145,7 +145,7 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 // search that relies on the column (time_ns) never decreasing along the chain.
 func lowerBound(ctx context.Context, tx *sql.Tx, col string, v any, last int64) (int64, error) {
 	lo, hi := int64(1), last+1
-	stmt, err := tx.PrepareContext(ctx, `SELECT seq, `+col+` >= ? FROM records WHERE seq >= ? ORDER BY seq LIMIT 1`)
+	stmt, err := tx.PrepareContext(ctx, `SELECT seq, `+col+` >= ? FROM chain.records WHERE seq >= ? ORDER BY seq LIMIT 1`)
 	if err != nil {
 		return 0, fmt.Errorf("query audit log: %w", err)
 	}
@@ -188,7 +188,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 	if p.rule == "" && len(p.words) == 0 {
 		where := append([]string{"r.seq BETWEEN ? AND ?"}, p.where...)
 		a := append([]any{p.lo, p.hi}, p.args...)
-		return []string{`SELECT ` + cols + ` FROM records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim}, [][]any{a}
+		return []string{`SELECT ` + cols + ` FROM chain.records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim}, [][]any{a}
 	}
 
 	// Indexed part.
@@ -200,7 +200,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 		var from, seqCol string
 		switch {
 		case len(p.words) > 0 && !p.byRule:
-			from = `records_fts f JOIN records r ON r.seq = f.rowid`
+			from = `records_fts f JOIN chain.records r ON r.seq = f.rowid`
 			seqCol = "f.rowid"
 			where = append(where, "records_fts MATCH ?")
 			a = append(a, ftsQuery(p.words))
@@ -209,7 +209,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 				a = append(a, p.rule)
 			}
 		default:
-			from = `record_rules rr JOIN records r ON r.seq = rr.seq`
+			from = `record_rules rr JOIN chain.records r ON r.seq = rr.seq`
 			seqCol = "rr.seq"
 			where = append(where, "rr.rule = ?")
 			a = append(a, p.rule)
@@ -231,7 +231,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 			a = append(a, " "+p.rule+" ")
 		}
 		where, a = p.bodyFilter(where, a)
-		tail = `SELECT ` + cols + ` FROM records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim
+		tail = `SELECT ` + cols + ` FROM chain.records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim
 		ta = a
 	}
 	// The tail holds the newer records.
@@ -360,7 +360,7 @@ func (s *Store) Query(ctx context.Context, q Query) (*Page, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.sdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("query audit log: %w", err)
 	}
@@ -392,13 +392,13 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 	if err := s.checkOpen(); err != nil {
 		return Record{}, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.sdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Record{}, fmt.Errorf("get audit record: %w", err)
 	}
 	defer tx.Rollback()
 	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM records`).Scan(&last); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM chain.records`).Scan(&last); err != nil {
 		return Record{}, fmt.Errorf("get audit record: %w", err)
 	}
 	// ids increase along the chain.
@@ -406,7 +406,7 @@ func (s *Store) Get(ctx context.Context, id string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM records WHERE seq >= ? ORDER BY seq LIMIT 1`, seq)
+	rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM chain.records WHERE seq >= ? ORDER BY seq LIMIT 1`, seq)
 	if err != nil {
 		return Record{}, fmt.Errorf("get audit record: %w", err)
 	}

@@ -263,7 +263,7 @@ func TestExportFields(t *testing.T) {
 func indexedUpTo(t *testing.T, s *Store) int64 {
 	t.Helper()
 	var n int64
-	if err := s.db.QueryRowContext(t.Context(), `SELECT value FROM meta WHERE key = 'index_seq'`).Scan(&n); err != nil {
+	if err := s.sdb.QueryRowContext(t.Context(), `SELECT value FROM meta WHERE key = 'index_seq'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -287,7 +287,7 @@ func TestRuleAndTextPlansAgree(t *testing.T) {
 	for _, q := range []Query{{Rule: "forbidden.rule_1", Text: "curl"}, {Rule: "ask.network", Text: "refused"}, {Rule: "ask.network", Text: "appr"}, {Rule: "forbidden.rule_3", Text: "nothing"}} {
 		var results [2][]int64
 		for i, byRule := range []bool{false, true} {
-			tx, err := s.db.BeginTx(ctx, nil)
+			tx, err := s.sdb.BeginTx(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,18 +14,16 @@ const applicationID = 0x636D6761
 // schemaVersion is PRAGMA user_version of the layout below.
 const schemaVersion = 1
 
-// schema is the layout of audit.db. seq is the rowid, so records are stored in chain
-// order and "newest first" is a reverse rowid scan; the single-column indexes hold the
-// rowid too, so a filtered, newest-first query walks one index backwards without
-// sorting. There is no index on id or time: both increase along the chain, so a binary
-// search over seq finds them.
+// schema is the layout of audit.db, the chain. seq is the rowid, so records are stored
+// in chain order and "newest first" is a reverse rowid scan; the single-column indexes
+// hold the rowid too, so a filtered, newest-first query walks one index backwards
+// without sorting. There is no index on id or time: both increase along the chain, so a
+// binary search over seq finds them.
 //
 // rules (" r1 r2 ") and body (" w1 w2 ... ", the distinct words of the masked strings)
-// are derived from the record for search and not covered by the hash. record_rules and
-// records_fts index them for the records up to meta.index_seq; the writer indexes newer
-// records in bulk when it is idle (per-batch updates of these indexes would cost more
-// than the rest of an append), and queries match the not yet indexed tail with instr()
-// on the columns, so search is exact either way.
+// are derived from the record for search and not covered by the hash: the search index
+// (audit-index.db, indexSchema) is built from them, and queries match the records it
+// does not hold yet with instr() on them.
 var schema = []string{
 	`CREATE TABLE records (
 		seq         INTEGER PRIMARY KEY,
@@ -50,14 +48,6 @@ var schema = []string{
 	`CREATE INDEX records_principal ON records(principal)`,
 	`CREATE INDEX records_decision ON records(decision)`,
 	`CREATE INDEX records_kind ON records(kind)`,
-	`CREATE TABLE record_rules (
-		rule TEXT NOT NULL,
-		seq  INTEGER NOT NULL,
-		PRIMARY KEY (rule, seq)
-	) WITHOUT ROWID`,
-	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0, detail=none, tokenize='unicode61 remove_diacritics 0')`,
-	`CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID`,
-	`INSERT INTO meta (key, value) VALUES ('index_seq', 0)`,
 	`CREATE TABLE checkpoints (
 		seq       INTEGER PRIMARY KEY,
 		hash      TEXT NOT NULL,
@@ -67,6 +57,26 @@ var schema = []string{
 	)`,
 	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
 	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
+}
+
+// indexApplicationID marks audit-index.db ("cmgi").
+const indexApplicationID = 0x636D6769
+
+// indexSchema is the layout of audit-index.db, the search index: the rules and words of
+// the records up to meta.index_seq (whose hash is meta.index_hash, to notice a chain
+// that is not the one indexed). It is derived data, rebuilt when missing or stale.
+var indexSchema = []string{
+	`CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID`,
+	`INSERT INTO meta (key, value) VALUES ('index_seq', 0), ('index_hash', '')`,
+	`CREATE TABLE record_rules (
+		rule TEXT NOT NULL,
+		seq  INTEGER NOT NULL,
+		PRIMARY KEY (rule, seq)
+	) WITHOUT ROWID`,
+	// Words only (detail=none): queries ask for words, never phrases.
+	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0, detail=none, tokenize='unicode61 remove_diacritics 0')`,
+	fmt.Sprintf(`PRAGMA application_id = %d`, indexApplicationID),
+	`PRAGMA user_version = 1`,
 }
 
 // checkSchema reports whether the database is an audit store of a version this code

@@ -65,7 +65,8 @@ func (o *Options) setDefaults() {
 type Store struct {
 	dir    string
 	opts   Options
-	db     *sql.DB
+	db     *sql.DB // the chain (audit.db): the writer, the checkpointer, Verify, Get
+	sdb    *sql.DB // the search index (audit-index.db) with the chain attached: queries
 	masker *Masker
 	priv   ed25519.PrivateKey // nil when read-only
 	pub    ed25519.PublicKey  // nil when read-only and the key file is missing
@@ -82,8 +83,13 @@ type Store struct {
 	kick     chan struct{} // wakes the checkpointer; capacity 1
 	ckptDone chan struct{} // closed when the checkpointer has exited
 
-	// indexPaused stops the writer's background indexing (flushIndex and Close still
-	// index), so that tests can reach a state with a not yet indexed tail.
+	ixKick  chan struct{}   // wakes the indexer; capacity 1
+	ixFlush chan chan error // flushIndex requests
+	ixDone  chan struct{}   // closed when the indexer has exited
+	ixErr   error           // the indexer's last error, read after ixDone
+
+	// indexPaused stops the indexer's own indexing (flushIndex and Close still index),
+	// so that tests can reach a state with a not yet indexed tail.
 	indexPaused atomic.Bool
 }
 
@@ -125,14 +131,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		}
 		// Create the file ourselves, mode 0600: SQLite would use 0644, and gives the WAL
 		// and shared-memory files the mode of the database file.
-		f, err := os.OpenFile(dbPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			err = f.Close()
-		} else if errors.Is(err, fs.ErrExist) {
-			err = nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("create %s: %w", dbPath, err)
+		if err := createFile(dbPath); err != nil {
+			return nil, err
 		}
 	}
 
@@ -147,50 +147,66 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.db.Close()
 		return nil, err
 	}
+	if err := s.openIndex(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	if opts.ReadOnly {
 		if s.pub, err = readPublicKey(filepath.Join(dir, KeyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.db.Close()
+			s.closeDBs()
 			return nil, err
 		}
 		return s, nil
 	}
 	if s.priv, err = loadOrCreateKey(filepath.Join(dir, KeyFile)); err != nil {
-		s.db.Close()
+		s.closeDBs()
 		return nil, err
 	}
 	s.pub = s.priv.Public().(ed25519.PublicKey)
 
-	// The writer owns one connection for as long as the store is open.
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		cancel()
-		s.db.Close()
-		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	// The writer, the checkpointer and the indexer each own one connection for as long
+	// as the store is open.
+	var conns [3]*sql.Conn
+	for i, db := range []*sql.DB{s.db, s.db, s.sdb} {
+		if conns[i], err = db.Conn(ctx); err != nil {
+			for _, c := range conns[:i] {
+				c.Close()
+			}
+			s.closeDBs()
+			return nil, fmt.Errorf("open %s: %w", dbPath, err)
+		}
 	}
-	w, err := newWriter(ctx, s, conn)
+	w, err := newWriter(ctx, s, conns[0])
 	if err != nil {
-		cancel()
-		conn.Close()
-		s.db.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+		s.closeDBs()
 		return nil, err
 	}
-	ckconn, err := s.db.Conn(ctx)
-	if err != nil {
-		cancel()
-		w.close()
-		s.db.Close()
-		return nil, fmt.Errorf("open %s: %w", dbPath, err)
-	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	s.queue = make(chan *appendReq, opts.MaxBatch)
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
 	s.kick = make(chan struct{}, 1)
 	s.ckptDone = make(chan struct{})
+	s.ixKick = make(chan struct{}, 1)
+	s.ixFlush = make(chan chan error)
+	s.ixDone = make(chan struct{})
 	go s.run(wctx, w)
-	go s.checkpointer(wctx, ckconn)
+	go s.checkpointer(wctx, conns[1])
+	go s.indexer(wctx, conns[2])
 	return s, nil
+}
+
+// closeDBs closes the connection pools.
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.sdb != nil {
+		errs = append(errs, s.sdb.Close())
+	}
+	return errors.Join(append(errs, s.db.Close())...)
 }
 
 // dsn builds the SQLite URI. Every connection gets a busy timeout (another process may
@@ -214,8 +230,7 @@ func dsn(path string, readOnly bool) string {
 		// store's checkpointer goroutine does, beside the writer (checkpointer.go).
 		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
-	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
-	return u.String()
+	return fileURI(path, q)
 }
 
 // init checks the file is an audit store and creates the schema in an empty one.
@@ -304,34 +319,6 @@ func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
 	}
 }
 
-// flushIndex returns once every record appended before the call is in the search
-// indexes (record_rules, records_fts). Queries do not need it (they scan the tail that
-// is not indexed yet); tests and benchmarks use it to reach a known state.
-func (s *Store) flushIndex(ctx context.Context) error {
-	if s.opts.ReadOnly {
-		return ErrReadOnly
-	}
-	req := &appendReq{done: make(chan struct{})}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case s.queue <- req:
-		s.mu.RUnlock()
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		return ctx.Err()
-	}
-	select {
-	case <-req.done:
-		return req.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Close stops accepting appends, lets the writer commit what is queued, brings the
 // search indexes up to date, writes a shutdown checkpoint and closes the database. If ctx ends first, Close returns its
 // error and the writer finishes in the background.
@@ -346,17 +333,19 @@ func (s *Store) Close(ctx context.Context) error {
 	var err error
 	if !s.opts.ReadOnly {
 		close(s.stop)
-		for _, done := range []chan struct{}{s.done, s.ckptDone} {
+		// The writer exits first; the checkpointer and the indexer (which indexes what
+		// is left) follow it.
+		for _, done := range []chan struct{}{s.done, s.ckptDone, s.ixDone} {
 			select {
 			case <-done:
 			case <-ctx.Done():
 				return fmt.Errorf("close audit store %s: %w", s.dir, ctx.Err())
 			}
 		}
-		err = s.closeErr
+		err = errors.Join(s.closeErr, s.ixErr)
 		s.cancel()
 	}
-	if cerr := s.db.Close(); cerr != nil && err == nil {
+	if cerr := s.closeDBs(); cerr != nil && err == nil {
 		err = fmt.Errorf("close audit store %s: %w", s.dir, cerr)
 	}
 	return err

@@ -1,25 +1,12 @@
 package audit
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-)
-
-// The search indexes (record_rules, records_fts) are filled behind the appends, in
-// transactions of indexChunk records: when a whole chunk waits and no append does, when
-// no append came for indexIdle, and between batches once more than maxBacklog records
-// wait, so the not yet indexed tail that queries scan stays small. Indexing per batch
-// instead would cost more than the rest of an append.
-const (
-	indexChunk = 2048
-	maxBacklog = 8192
-	indexIdle  = 250 * time.Millisecond
 )
 
 // writer is the state of the goroutine that owns the write connection. Appenders
@@ -30,14 +17,13 @@ type writer struct {
 	s    *Store
 	conn *sql.Conn
 
-	insRecords, insRules *multiInsert
-	insCheckpoint        *sql.Stmt
-	selHead              *sql.Stmt
+	insRecords    *multiInsert
+	insCheckpoint *sql.Stmt
+	selHead       *sql.Stmt
 
 	buf     []byte // scratch for hashing
 	recArgs []any
-	backlog int64 // records not yet indexed for search, as of the last commit
-	unckpt  int   // records committed since the checkpointer was last woken
+	unckpt  int // records committed since the checkpointer was last woken
 }
 
 func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
@@ -45,7 +31,6 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		insRecords: newMultiInsert(conn, `INSERT INTO records (seq, id, time_ns, kind, principal,
 			role, request_id, decision_id, decision, revision, input, reasons, execution, detail,
 			prev_hash, hash, rules, body) VALUES `, 18),
-		insRules: newMultiInsert(conn, `INSERT OR IGNORE INTO record_rules (rule, seq) VALUES `, 2),
 	}
 	var err error
 	if w.insCheckpoint, err = conn.PrepareContext(ctx, `INSERT INTO checkpoints (seq, hash, time_ns, key_id, signature) VALUES (?, ?, ?, ?, ?)`); err != nil {
@@ -55,14 +40,6 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		w.insCheckpoint.Close()
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
-	// Learn the index backlog left by an earlier run.
-	var last, indexed int64
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), (SELECT value FROM meta WHERE key = 'index_seq') FROM records`).Scan(&last, &indexed); err != nil {
-		w.insCheckpoint.Close()
-		w.selHead.Close()
-		return nil, fmt.Errorf("prepare audit writer: %w", err)
-	}
-	w.backlog = last - indexed
 	return w, nil
 }
 
@@ -75,10 +52,8 @@ func (w *writer) close() error {
 			errs = append(errs, st.Close())
 		}
 	}
-	for _, m := range []*multiInsert{w.insRecords, w.insRules} {
-		for _, st := range m.stmts {
-			errs = append(errs, st.Close())
-		}
+	for _, st := range w.insRecords.stmts {
+		errs = append(errs, st.Close())
 	}
 	errs = append(errs, w.conn.Close())
 	return errors.Join(errs...)
@@ -114,31 +89,14 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	defer close(s.done)
 	defer w.close()
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
-	var flushes []*appendReq
-	idle := time.NewTimer(indexIdle)
-	idle.Stop()
-	defer idle.Stop()
 	for {
-		batch, flushes = batch[:0], flushes[:0]
+		batch = batch[:0]
 		stopping := false
-		var idleC <-chan time.Time // armed only when there is something to index
-		if w.backlog > 0 && !s.indexPaused.Load() {
-			idle.Reset(indexIdle)
-			idleC = idle.C
-		}
 		select {
 		case r := <-s.queue:
 			batch = append(batch, r)
 		case <-s.stop:
 			stopping = true
-		case <-idleC:
-			// Nobody appended for a while: index the backlog, yielding to appends.
-			for w.backlog > 0 && len(s.queue) == 0 && !s.indexPaused.Load() {
-				if w.index(ctx) != nil {
-					break
-				}
-			}
-			continue
 		}
 	fill:
 		for len(batch) < s.opts.MaxBatch {
@@ -149,50 +107,17 @@ func (s *Store) run(ctx context.Context, w *writer) {
 				break fill
 			}
 		}
-		// Index flush requests (p == nil) wait for the appends queued before them.
-		n := 0
-		for _, r := range batch {
-			if r.p == nil {
-				flushes = append(flushes, r)
-			} else {
-				batch[n] = r
-				n++
-			}
-		}
-		batch = batch[:n]
 		if len(batch) > 0 {
 			w.commit(ctx, batch)
-		}
-		if len(flushes) > 0 {
-			err := w.indexAll(ctx)
-			for _, f := range flushes {
-				f.err = err
-				close(f.done)
-			}
 		}
 		if stopping {
 			if len(s.queue) > 0 {
 				continue // still draining; s.stop stays closed, so we come back here
 			}
-			s.closeErr = errors.Join(w.indexAll(ctx), w.shutdown(ctx))
+			s.closeErr = w.shutdown(ctx)
 			return
 		}
-		for !s.indexPaused.Load() && (w.backlog > maxBacklog || w.backlog >= indexChunk && len(s.queue) == 0) {
-			if w.index(ctx) != nil {
-				break // retried later; queries scan the tail meanwhile
-			}
-		}
 	}
-}
-
-// indexAll indexes the whole backlog.
-func (w *writer) indexAll(ctx context.Context) error {
-	for w.backlog > 0 {
-		if err := w.index(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // commit appends a batch in one transaction and wakes its appenders. If anything
@@ -207,8 +132,8 @@ func (w *writer) commit(ctx context.Context, batch []*appendReq) {
 		close(r.done)
 	}
 	if err == nil {
-		w.backlog += int64(len(batch))
-		if w.unckpt += len(batch); w.unckpt >= ckptEvery && w.s.kick != nil {
+		w.s.kickIndexer()
+		if w.unckpt += len(batch); w.unckpt >= ckptEvery {
 			w.unckpt = 0
 			w.s.kickCheckpointer()
 		}
@@ -276,73 +201,6 @@ func (w *writer) insertCheckpoint(ctx context.Context, c Checkpoint) error {
 	if _, err := w.insCheckpoint.ExecContext(ctx, c.Seq, c.Hash, c.timeNS, c.KeyID, c.Signature); err != nil {
 		return fmt.Errorf("append to audit log: insert checkpoint %d: %w", c.Seq, err)
 	}
-	return nil
-}
-
-// index adds the next indexChunk records after meta.index_seq to record_rules and
-// records_fts and advances meta.index_seq, in one transaction.
-func (w *writer) index(ctx context.Context) (err error) {
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	var from, to, last int64
-	if err := w.conn.QueryRowContext(ctx, `SELECT value, (SELECT coalesce(max(seq), 0) FROM records) FROM meta WHERE key = 'index_seq'`).Scan(&from, &last); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	to = min(last, from+indexChunk)
-	if _, err := w.conn.ExecContext(ctx, `INSERT INTO records_fts (rowid, body)
-		SELECT seq, body FROM records WHERE seq > ? AND seq <= ? AND body != ''`, from, to); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	rows, err := w.conn.QueryContext(ctx, `SELECT seq, rules FROM records WHERE seq > ? AND seq <= ? AND rules != ''`, from, to)
-	if err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	type ruleRow struct {
-		rule string
-		seq  int64
-	}
-	var rr []ruleRow
-	for rows.Next() {
-		var seq int64
-		var rules string
-		if err := rows.Scan(&seq, &rules); err != nil {
-			rows.Close()
-			return fmt.Errorf("index audit records: %w", err)
-		}
-		for _, r := range strings.Fields(rules) {
-			rr = append(rr, ruleRow{r, seq})
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	// Insert in key order: each b-tree leaf is visited once.
-	slices.SortFunc(rr, func(a, b ruleRow) int {
-		if c := strings.Compare(a.rule, b.rule); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	args := make([]any, 0, 2*len(rr))
-	for _, r := range rr {
-		args = append(args, r.rule, r.seq)
-	}
-	if err := w.insRules.exec(ctx, args); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	if _, err := w.conn.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'index_seq'`, to); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("index audit records: %w", err)
-	}
-	w.backlog = last - to
 	return nil
 }
 
