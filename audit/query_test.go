@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -312,5 +314,78 @@ func TestRuleAndTextPlansAgree(t *testing.T) {
 		if diff := cmp.Diff(results[0], results[1]); diff != "" {
 			t.Errorf("%+v: plans differ (-by text +by rule):\n%s", q, diff)
 		}
+	}
+}
+
+// TestSearchIndexRecovers: the search index is derived data. Missing, damaged or
+// belonging to another chain, it is rebuilt by a read-write open and ignored by a
+// read-only one, and queries give the same answers throughout.
+func TestSearchIndexRecovers(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	seed := func(t *testing.T, n int) string {
+		dir := t.TempDir()
+		s := openTest(t, dir, Options{})
+		for i := range n {
+			if _, err := s.Append(ctx, variedRecord(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	queries := []Query{{Text: "curl"}, {Rule: "forbidden.rule_3"}, {Rule: "ask.network", Text: "docker"}, {Principal: "ops"}}
+	answers := func(t *testing.T, dir string, ro bool) [][]int64 {
+		s := openTest(t, dir, Options{ReadOnly: ro})
+		defer s.Close(ctx)
+		var out [][]int64
+		for _, q := range queries {
+			q.Limit = MaxLimit
+			page, err := s.Query(ctx, q)
+			if err != nil {
+				t.Fatalf("Query(%+v) = %v", q, err)
+			}
+			out = append(out, seqs(page.Records))
+		}
+		return out
+	}
+	dir := seed(t, 150)
+	want := answers(t, dir, true)
+	if len(want[0]) == 0 || len(want[1]) == 0 {
+		t.Fatalf("test data lost its point: %v", want)
+	}
+	other := seed(t, 40)
+	index := filepath.Join(dir, IndexFile)
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T)
+	}{
+		{"missing", func(t *testing.T) { os.Remove(index) }},
+		{"garbage", func(t *testing.T) { os.WriteFile(index, bytes.Repeat([]byte("not an index "), 500), 0o600) }},
+		{"another chain's", func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(other, IndexFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(index, data, 0o600)
+		}},
+	} {
+		tc.damage(t)
+		if got := answers(t, dir, true); !cmp.Equal(want, got) {
+			t.Errorf("%s index, read-only: %v, want %v", tc.name, got, want)
+		}
+		if got := answers(t, dir, false); !cmp.Equal(want, got) {
+			t.Errorf("%s index, read-write: %v, want %v", tc.name, got, want)
+		}
+		s := openTest(t, dir, Options{})
+		if err := s.flushIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := indexedUpTo(t, s); n != 150 {
+			t.Errorf("%s index: index_seq = %d after a read-write open, want 150", tc.name, n)
+		}
+		s.Close(ctx)
 	}
 }
