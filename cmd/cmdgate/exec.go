@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ func (m *Main) runExec(ctx context.Context, args []string) int {
 	shellMode := fs.String("shell-mode", "", "default (through the shell) or direct (argv executed as is)")
 	task := fs.String("task", "", "task name (default: default)")
 	argv, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
 	if err != nil {
 		return exitUsage
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -63,6 +64,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
 	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
 	operands, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
 	if err != nil {
 		return exitUsage
 	}

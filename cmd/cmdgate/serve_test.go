@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cmdgate/cmdgate/internal/testenv"
+)
+
+// TestServeEndToEnd builds the real cmdgate binary and uses it as a person would:
+// `cmdgate serve` as a process on 127.0.0.1, `cmdgate token create`, `cmdgate exec` for
+// an allowed and a denied command, the audit log read back over the API, a SIGHUP
+// reload, a SIGTERM shutdown, and `cmdgate exec` against a gateway that is gone.
+func TestServeEndToEnd(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("signals: the shutdown part needs SIGTERM and SIGHUP")
+	}
+	goBin := testenv.NeedCommand(t, "go")
+	testenv.NeedCommand(t, "bash")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cmdgate")
+	build := exec.Command(goBin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data, ws := filepath.Join(dir, "data"), filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	addrFile := filepath.Join(dir, "addr")
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	env := append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME=", "CMDGATE_DATA=", "CMDGATE_URL=", "CMDGATE_TOKEN=")
+
+	serve := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--addr-file", addrFile,
+		"--data", data, "--log-format", "json")
+	serve.Dir = ws // the workspace defaults to the current directory
+	serve.Env = env
+	serve.Stderr = logFile
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	t.Cleanup(func() {
+		if serve.ProcessState == nil {
+			serve.Process.Kill()
+			<-exited
+		}
+	})
+	var addr string
+	for range 300 {
+		if b, err := os.ReadFile(addrFile); err == nil && len(b) > 0 {
+			addr = strings.TrimSpace(string(b))
+			break
+		}
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("cmdgate serve exited: %v\n%s", err, log)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if addr == "" {
+		t.Fatal("cmdgate serve did not write its address")
+	}
+	url := "http://" + addr
+
+	run := func(wantExit int, extraEnv []string, args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(append([]string{}, env...), extraEnv...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != wantExit {
+			t.Fatalf("cmdgate %v: exit %d, want %d\nstdout: %s\nstderr: %s", args, code, wantExit, stdout.Bytes(), stderr.Bytes())
+		}
+		var out map[string]any
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatalf("cmdgate %v: stdout is not one JSON object: %v\n%s", args, err, stdout.Bytes())
+		}
+		return out
+	}
+	agent := run(0, nil, "token", "create", "--role", "agent", "--name", "e2e-agent", "--data", data)["token"].(string)
+	auditor := run(0, nil, "token", "create", "--role", "auditor", "--name", "e2e-auditor", "--data", data)["token"].(string)
+	client := []string{"CMDGATE_URL=" + url, "CMDGATE_TOKEN=" + agent}
+
+	out := run(0, client, "exec", "-c", "echo hi")
+	if out["ok"] != true || out["stdout"] != "hi\n" || out["decision"] != "allow" || out["type"] != "exec" {
+		t.Errorf("exec echo hi = %v", out)
+	}
+	out = run(0, client, "exec", "--cwd", ".", "--", "ls", "-a")
+	if out["ok"] != true || !strings.Contains(out["stdout"].(string), "..") {
+		t.Errorf("exec -- ls -a = %v", out)
+	}
+	out = run(0, client, "exec", "-c", "rm -rf /")
+	e, _ := out["error"].(map[string]any)
+	if out["ok"] != false || e["code"] != "DENIED" || e["decision_id"] == "" || e["reasons"] == nil {
+		t.Errorf("exec rm -rf / = %v, want DENIED with reasons", out)
+	}
+	deniedID, _ := e["decision_id"].(string)
+
+	// The auditor reads the denial back over the API.
+	get := func(path, token string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b.Bytes())
+		}
+		return b.Bytes()
+	}
+	var page struct {
+		Records []struct {
+			ID, Kind, Decision string
+		}
+	}
+	json.Unmarshal(get("/v1/audit?decision=deny", auditor), &page)
+	if len(page.Records) != 1 || page.Records[0].ID != deniedID {
+		t.Errorf("audit deny records = %+v, want %s", page.Records, deniedID)
+	}
+
+	// SIGHUP reloads the policy: a policy_load record with trigger reload appears.
+	if err := serve.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	reloaded := false
+	for range 200 {
+		if bytes.Contains(get("/v1/audit?kind=policy_load", auditor), []byte(`"trigger":"reload"`)) {
+			reloaded = true
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !reloaded {
+		t.Error("no policy_load record after SIGHUP")
+	}
+
+	// SIGTERM: a graceful stop, exit status 0.
+	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("cmdgate serve after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("cmdgate serve did not stop after SIGTERM")
+	}
+	if _, err := os.Stat(addrFile); err == nil {
+		t.Error("the address file outlived the gateway")
+	}
+	log, _ := os.ReadFile(logFile.Name())
+	for _, want := range []string{"No API tokens exist yet", "cmdgate token create --role agent --name NAME --data " + data, `"request_id":`, `"msg":"cmdgate gateway listening"`, `"msg":"cmdgate gateway stopped"`, `"principal":"e2e-agent"`, `"decision":"deny"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("serve's stderr lacks %q:\n%s", want, log)
+		}
+	}
+
+	// The gateway is gone: exec says UNAVAILABLE and exits 1.
+	out = run(1, client, "exec", "-c", "echo hi")
+	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "UNAVAILABLE" {
+		t.Errorf("exec without a gateway = %v, want UNAVAILABLE", out)
+	}
+	// The log the gateway wrote verifies offline.
+	if out := run(0, nil, "audit", "verify", "--data", data); out["ok"] != true {
+		t.Errorf("audit verify = %v", out)
+	}
+}
