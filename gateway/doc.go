@@ -1,4 +1,151 @@
 // Package gateway is cmdgate's server: the pipeline that parses, decides, audits and
 // runs each command (parse → policies → audit → executor), authentication and roles,
 // and the echo HTTP API of DESIGN.md contract 3.
+//
+// New(ctx, Options) opens everything the gateway needs (the workspace, the token store
+// and the audit store in Options.DataDir, the policy engine, the sandbox backend) and
+// fails at start with a clear error when any of them is missing or broken. Serve(ctx,
+// listener) answers HTTP until ctx ends and then shuts down gracefully; Handler() is the
+// same API for a server of your own; Close(ctx) closes the stores. The HTTP framework
+// (echo) stays behind this API.
+//
+// # The pipeline
+//
+// POST /v1/exec and POST /v1/decide take {"command": "script"} or {"argv": [...]}
+// (exactly one), and optionally cwd, shell_mode ("default" or "direct", which needs
+// argv), stdin, timeout_ms, max_output_chars and task. Each request goes, in this order:
+//
+//  1. validate: the body is read under the body limit (TOO_LARGE past it), must be
+//     valid UTF-8 (checked on the raw bytes: Go's JSON decoder would replace invalid
+//     sequences silently), exactly one JSON object, with no unknown or repeated member,
+//     every member of its exact type (no null, integers without fraction or exponent),
+//     no NUL character and no unpaired surrogate escape in any string, the limits within
+//     the executor's bounds (seed 000 4.3). Every refusal is INVALID_ARGUMENT naming the
+//     member;
+//  2. resolve the cwd inside the workspace (Workspace.Resolve: `/` and `\` both
+//     separate, relative to the workspace, symlinks resolved, outside refused);
+//  3. parse (parse.Script or parse.Argv with the resolved cwd and the workspace), and
+//     fill the principal, the request id, the task and the profile;
+//  4. decide (policies.Engine.Decide; an evaluation error is a deny, fail closed);
+//  5. append the decision record (kind decision: the policy input, the action, the
+//     reasons, the bundle revision) and go on only once it is durable. An audit store
+//     that cannot take it is 503 UNAVAILABLE and nothing runs;
+//  6. deny or ask: 403 DENIED with decision, decision_id and reasons. There is no
+//     approval queue yet, so ask fails closed with a message saying a human approval is
+//     needed. /v1/decide answers every decision, deny and ask included, as 200
+//     {decision, decision_id, revision, reasons, commands, sandbox}: its client asked
+//     what the policy says;
+//  7. allow on /v1/exec: run through the executor (Spec.Network from the decision),
+//     append the execution record (kind execution, decision_id naming the decision
+//     record, the exit code, duration, truncation and byte counts, the executor's error
+//     if any) and answer 200 {decision, decision_id, revision, cwd, command, exit_code,
+//     stdout, stderr, stdout_truncated, stderr_truncated, timed_out, duration_ms,
+//     stdout_bytes, stderr_bytes}. A non-zero exit or a timeout is a result. An
+//     execution record that cannot be appended after the command ran is logged at error
+//     level and counted (cmdgate_audit_append_failures_total{kind="execution"}); the
+//     answer still goes out, since the decision was durable before the command ran.
+//
+// A command stops when its timeout passes, when its client goes away (the record says
+// stopped client_gone) or when the shutdown grace is over (stopped shutdown).
+//
+// # Roles
+//
+// Every endpoint but /healthz needs "Authorization: Bearer <token>" (TokenStore: hashed
+// at rest, compared in constant time, revocable; `cmdgate token create`). Admin may do
+// everything; otherwise:
+//
+//	POST /v1/exec, POST /v1/decide           agent
+//	GET /v1/audit, GET /v1/audit/verify      auditor
+//	GET /v1/policy, GET /v1/policy/prompt    any role
+//	GET /metrics                             admin
+//	GET /healthz                             no token
+//
+// No, malformed, unknown or revoked token: 401 UNAUTHENTICATED with WWW-Authenticate:
+// Bearer, appended as an auth_failure record (remote address, reason missing, malformed,
+// unknown or revoked, method, path; never the presented token). A valid token of another
+// role: 403 FORBIDDEN. Failures are rate-limited per client address (the peer address:
+// X-Forwarded-For is not trusted) with a token bucket (Options.AuthFailureBurst at once,
+// then AuthFailureRate per second): past it, every request from that address, valid
+// token or not, is 429 RATE_LIMITED with Retry-After until the bucket refills, and
+// those refusals are counted and logged rather than audited one by one (the next audited
+// failure carries rate_limited_before), so a flood cannot flood the audit log.
+//
+// # Errors
+//
+// Every error answer is {"error": {"code", "message", "request_id", ...}}; DENIED adds
+// decision, decision_id and reasons. asError maps errors to codes in one place, and the
+// one echo HTTPErrorHandler writes them, echo's own errors included:
+//
+//	400 INVALID_ARGUMENT   malformed body, bad member, cwd outside the workspace, bad query
+//	401 UNAUTHENTICATED    no, malformed, unknown or revoked token
+//	403 DENIED             the policy said deny or ask
+//	403 FORBIDDEN          the token's role may not use the endpoint
+//	404 NOT_FOUND          no such endpoint
+//	405 METHOD_NOT_ALLOWED wrong method for the endpoint
+//	413 TOO_LARGE          body over Options.BodyLimit (1 MiB)
+//	422 NOT_DIRECTORY      cwd missing or not a directory
+//	422 COMMAND_NOT_FOUND  direct mode, argv[0] not found (the message names it)
+//	429 RATE_LIMITED       too many failed authentications from the address
+//	500 INTERNAL           anything unexpected, panics included: no detail is sent
+//	503 UNAVAILABLE        audit store or token store unavailable, request timed out,
+//	                       shutting down
+//
+// # Request ids
+//
+// Every request has an id: the client's X-Request-Id when it is 1 to 128 printable
+// ASCII characters without spaces, else a new sortable one (26 characters, ULID
+// layout). It is echoed in the X-Request-Id header, is request.id of the policy input,
+// the request_id of the request's audit records and of its log lines.
+//
+// # Logs
+//
+// Options.Logger (log/slog) gets one line per request with stable keys: request_id,
+// principal, role, method, path, status, duration_ms, remote_addr, decision; plus start,
+// policy loads, authentication failures, shutdown and errors. Error causes are logged,
+// never sent.
+//
+// # Policy reload
+//
+// ReloadPolicy (SIGHUP in `cmdgate serve`) and, when Options.PolicyDir is set, a
+// watcher on that directory and every directory below it (fsnotify, debounced by
+// Options.ReloadDebounce, hidden files ignored) load the bundle again. The engine
+// validates and compiles it before swapping it in atomically, so a request decides with
+// the old bundle or the new one, never a half-loaded one; a bundle that does not
+// compile is rejected with its errors logged, the previous one keeps serving. Every
+// attempt, the start included, appends a policy_load record: decision loaded or
+// rejected, the revision serving afterwards, and in detail the trigger (start, reload,
+// file_change), the source, ok, the previous revision and the compile errors.
+//
+// # Shutdown
+//
+// When Serve's ctx ends, the listener closes and /healthz answers 503 shutting_down;
+// requests in progress and their commands get Options.ShutdownGrace (10 s). Commands
+// still running then are stopped (their context is cancelled with ErrShutdown; the
+// executor kills the process tree), their execution records say stopped shutdown, and
+// their clients get 503 UNAVAILABLE. Abort (a second interrupt) stops them at once.
+// Close waits for running commands, stops the watcher and closes the audit store last,
+// which writes its checkpoint.
+//
+// # Metrics
+//
+// GET /metrics (admin) serves a registry of the Server's own (not the global one):
+//
+//	cmdgate_decisions_total{action,rule}      decisions, by action and the rule that gave it
+//	cmdgate_exec_duration_seconds             histogram of command wall time
+//	cmdgate_audit_append_seconds              histogram of durable append latency
+//	cmdgate_audit_append_failures_total{kind} appends that failed
+//	cmdgate_commands_in_flight                gauge
+//	cmdgate_auth_failures_total{reason}       missing, malformed, unknown, revoked, rate_limited
+//	cmdgate_policy_reloads_total{result}      ok, error
+//	cmdgate_http_requests_total{path,code}    by route pattern ("other" for unknown paths)
+//	cmdgate_http_request_duration_seconds{path}
+//
+// plus the Go and process collectors.
+//
+// # Sandbox
+//
+// Only the process backend exists yet: Options.Sandbox "auto" chooses it and logs a
+// warning that it isolates neither the file system nor the network, so the policy is
+// the only boundary; "linux" and "docker" refuse to start rather than run commands
+// unconfined.
 package gateway

@@ -291,3 +291,18 @@ func TestWorkspaceRelativeFiles(t *testing.T) {
 		t.Errorf("cat in sub: %d %s", a.status, a.body)
 	}
 }
+
+// TestUnrecordableRequest: a request whose policy input is too large for the audit log
+// (tens of thousands of commands) cannot have a durable decision record, so it is
+// refused as INVALID_ARGUMENT and nothing runs.
+func TestUnrecordableRequest(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	a := env.exec("agent", map[string]any{"command": strings.Repeat("touch big-marker;", 3800)})
+	if a.status != http.StatusBadRequest || a.errorCode() != CodeInvalidArgument || !strings.Contains(string(a.body), "cannot be recorded") {
+		t.Errorf("unrecordable request: %d %.300s, want 400 INVALID_ARGUMENT", a.status, a.body)
+	}
+	if env.exists("big-marker") {
+		t.Error("the command ran without a decision record")
+	}
+}

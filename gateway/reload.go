@@ -69,7 +69,11 @@ func (s *Server) recordPolicyLoad(ctx context.Context, trigger, previous, revisi
 			"trigger", trigger, "source", source, "revision", revision, "errors", loadErrors(loadErr))
 	} else {
 		s.metrics.reloads.WithLabelValues("ok").Inc()
-		s.log.Info("policy bundle loaded", "trigger", trigger, "source", source, "revision", revision, "previous_revision", previous)
+		attrs := []any{"trigger", trigger, "source", source, "revision", revision}
+		if previous != "" {
+			attrs = append(attrs, "previous_revision", previous)
+		}
+		s.log.Info("policy bundle loaded", attrs...)
 	}
 	b, _ := json.Marshal(detail)
 	if _, err := s.append(ctx, audit.Record{Kind: audit.KindPolicyLoad, Decision: decision, Revision: revision, Detail: b}); err != nil {
