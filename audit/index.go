@@ -241,22 +241,27 @@ func (s *Store) indexer(ctx context.Context, conn *sql.Conn) {
 		}
 		select {
 		case <-s.ixKick:
+			// s.unindexed counts this process's commits, so that a kick costs no query;
+			// index() reads the real watermark.
 			pending = true
-			for !s.indexPaused.Load() {
-				backlog, err := ix.backlog(ctx)
-				if err != nil || backlog < indexChunk {
-					break
-				}
-				if _, err := ix.index(ctx); err != nil {
+			for !s.indexPaused.Load() && s.unindexed.Load() >= indexChunk {
+				n, err := ix.index(ctx)
+				if err != nil || n == 0 {
 					break // retried on the next kick or when idle
 				}
+				s.unindexed.Add(-n)
 			}
 		case <-idleC:
 			if ix.indexAll(ctx) == nil {
 				pending = false
+				s.unindexed.Store(0)
 			}
 		case reply := <-s.ixFlush:
-			reply <- ix.indexAll(ctx)
+			err := ix.indexAll(ctx)
+			if err == nil {
+				s.unindexed.Store(0)
+			}
+			reply <- err
 		case <-s.done:
 			s.ixErr = ix.indexAll(ctx)
 			return
@@ -307,13 +312,6 @@ func (ix *indexWriter) close() error {
 		errs = append(errs, st.Close())
 	}
 	return errors.Join(append(errs, ix.conn.Close())...)
-}
-
-// backlog is how many records of the chain are not indexed.
-func (ix *indexWriter) backlog(ctx context.Context) (int64, error) {
-	var n int64
-	err := ix.conn.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM chain.records), 0) - (SELECT value FROM meta WHERE key = 'index_seq')`).Scan(&n)
-	return n, err
 }
 
 func (ix *indexWriter) indexAll(ctx context.Context) error {

@@ -87,6 +87,9 @@ type Store struct {
 	ixFlush chan chan error // flushIndex requests
 	ixDone  chan struct{}   // closed when the indexer has exited
 	ixErr   error           // the indexer's last error, read after ixDone
+	// unindexed approximates the records committed and not yet indexed (this
+	// process's commits; other processes' are caught when idle).
+	unindexed atomic.Int64
 
 	// indexPaused stops the indexer's own indexing (flushIndex and Close still index),
 	// so that tests can reach a state with a not yet indexed tail.

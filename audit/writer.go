@@ -132,6 +132,7 @@ func (w *writer) commit(ctx context.Context, batch []*appendReq) {
 		close(r.done)
 	}
 	if err == nil {
+		w.s.unindexed.Add(int64(len(batch)))
 		w.s.kickIndexer()
 		if w.unckpt += len(batch); w.unckpt >= ckptEvery {
 			w.unckpt = 0
