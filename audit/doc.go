@@ -21,12 +21,15 @@
 //
 // # Files
 //
-// Open(ctx, dir, opts) keeps everything in one data directory (created with mode 0700):
+// Open(ctx, dir, opts) keeps everything in one data directory (created with mode 0700;
+// files are created with mode 0600):
 //
-//   - audit.db: the SQLite database (pure Go driver, WAL mode); audit.db-wal and
-//     audit.db-shm exist while it is open;
-//   - audit.key: the ed25519 checkpoint key, PKCS #8 PEM, mode 0600, created on first
-//     open;
+//   - audit.db: the chain, a SQLite database (pure Go driver, WAL mode); audit.db-wal and
+//     audit.db-shm exist while it is open. This is the log.
+//   - audit-index.db: the search index (rules and words of the records), derived from
+//     audit.db. Deleting it loses nothing: it is rebuilt on the next read-write open, and
+//     read-only opens without it scan instead.
+//   - audit.key: the ed25519 checkpoint key, PKCS #8 PEM, created on first open;
 //   - audit.checkpoint: the latest signed checkpoint, JSON.
 //
 // Options.ReadOnly opens an existing store without creating or changing anything (the
@@ -52,9 +55,14 @@
 // records in queue order, commits them in one transaction and wakes their appenders
 // (group commit: one fsync for many appends, each append still durable when it
 // returns). Each commit reads the chain head inside SQLite's write lock, so several
-// processes appending to one store still form one linear chain. Readers (Query, Export,
-// Verify) read consistent snapshots beside the writer. Close drains the queue, brings
-// the search index up to date, writes a shutdown checkpoint and waits for the writer.
+// processes appending to one store still form one linear chain. Two more goroutines
+// work beside the writer, each on its own connection: the indexer fills audit-index.db
+// (a separate file, so that SQLite's one-writer-per-file lock does not make appends
+// wait for indexing), and the checkpointer copies the WAL into audit.db. Appenders
+// validate, mask and encode their records on their own goroutines. Readers (Query,
+// Export, Verify, Get) read consistent snapshots beside all of them. Close drains the
+// queue, writes a shutdown checkpoint, lets the indexer catch up, and waits for the
+// three goroutines.
 //
 // # Canonical encoding
 //
@@ -157,12 +165,14 @@
 // Query filters by time range, principal, decision, kind, rule and free text, newest
 // first, with an opaque cursor; Export streams the same selection oldest first as JSON
 // lines with OPA decision-log field names (ExportLine). Free text matches records that
-// contain every word of the text (runs of letters and digits, case-insensitive), the
-// last word as a prefix. The rule and text indexes are filled by the writer in bulk when
-// it is idle (or when more than a few thousand records wait), because doing it inside
-// every group commit would cost more than the rest of the append; records not yet
-// indexed are matched by scanning them, so results are the same either way. The id and
-// time are found by binary search over the chain (both increase along it). Indexes and
-// the search columns are derived data: they are not covered by the hash, and tampering
-// with them can only hide records from search, which Verify does not report.
+// contain every word of the text (runs of letters, digits and marks, case-insensitive),
+// the last word as a prefix. Principal, decision and kind are indexed in audit.db; id
+// and time are found by binary search over the chain (both increase along it); rules
+// and words are indexed in audit-index.db by the indexer, in bulk (a chunk at a time,
+// and whatever is left once appends pause). Records the index does not hold yet are
+// matched by scanning them, so results are the same either way. A query with both a
+// rule and text is driven by whichever of the two indexes selects fewer records. The
+// search index and the search columns of audit.db are derived data: they are not
+// covered by the hash, and tampering with them can only hide records from search, which
+// Verify does not report.
 package audit
