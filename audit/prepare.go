@@ -136,12 +136,13 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	f.requestID, f.decisionID = r.RequestID, r.DecisionID
 	f.decision, f.revision = r.Decision, r.Revision
 	p.rec.Input, p.rec.Detail = nil, nil
+	// The canonical form is rarely longer than the document it came from.
 	if input != nil {
-		p.rec.Input = appendCanonical(nil, input)
+		p.rec.Input = appendCanonical(make([]byte, 0, len(r.Input)+64), input)
 		f.input = string(p.rec.Input)
 	}
 	if detail != nil {
-		p.rec.Detail = appendCanonical(nil, detail)
+		p.rec.Detail = appendCanonical(make([]byte, 0, len(r.Detail)+64), detail)
 		f.detail = string(p.rec.Detail)
 	}
 	f.reasons = string(appendCanonicalReasons(nil, p.rec.Reasons))
