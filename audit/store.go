@@ -97,7 +97,7 @@ type Store struct {
 }
 
 type appendReq struct {
-	p    *prepared // nil for a flushIndex request
+	p    *prepared
 	rec  Record
 	err  error
 	done chan struct{}
