@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // TestMalformedBodies: every malformed exec body is a 4xx with a clear code and message,
@@ -232,7 +233,7 @@ func TestRateLimitedAuthFailures(t *testing.T) {
 	req.Header.Set("Authorization", env.tokens["agent"])
 	resp, err := other.Do(req)
 	if err != nil {
-		t.Skipf("cannot connect from 127.0.0.2: %v", err)
+		testenv.Skip(t, "cannot connect from 127.0.0.2: %v", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -270,5 +271,22 @@ func TestRoutingErrors(t *testing.T) {
 		if a.status != tc.status || a.errorCode() != tc.code || strings.Contains(string(a.body), `"message":"Not Found"`) {
 			t.Errorf("%s %s = %d %s, want %d %s", tc.method, tc.path, a.status, a.body, tc.status, tc.code)
 		}
+	}
+}
+
+// TestTokenStoreUnreadable: a token file the gateway must not trust (readable by other
+// users) fails closed: 503 UNAVAILABLE, not 401, and not counted against the client.
+func TestTokenStoreUnreadable(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	if err := os.Chmod(filepath.Join(env.data, TokensFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := env.exec("agent", map[string]any{"command": "touch tok-marker"})
+	if a.status != http.StatusServiceUnavailable || a.errorCode() != CodeUnavailable || strings.Contains(string(a.body), "chmod") {
+		t.Errorf("exec with an untrusted token file: %d %s, want 503 UNAVAILABLE without details", a.status, a.body)
+	}
+	if env.exists("tok-marker") || len(env.recordsOf(audit.KindAuthFailure)) != 0 {
+		t.Error("a request went through, or was audited as an authentication failure")
 	}
 }

@@ -22,7 +22,7 @@ import (
 // testEnv is a real gateway on 127.0.0.1 (httptest.Server around Handler) with a real
 // SQLite audit store, the real process executor, a workspace and a token per role.
 type testEnv struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	http   *httptest.Server
 	url    string
@@ -34,7 +34,7 @@ type testEnv struct {
 // principals of the role matrix: the four roles, and three ways to have no valid token.
 var principals = []string{"agent", "approver", "auditor", "admin", "none", "bad", "revoked"}
 
-func newEnv(t *testing.T, configure ...func(*Options)) *testEnv {
+func newEnv(t testing.TB, configure ...func(*Options)) *testEnv {
 	t.Helper()
 	base := t.TempDir()
 	ws := filepath.Join(base, "ws")
@@ -108,7 +108,7 @@ func (a answer) errorCode() string {
 	return b.Error.Code
 }
 
-func (a answer) decode(t *testing.T, v any) {
+func (a answer) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(a.body, v); err != nil {
 		t.Fatalf("answer %d %q is not the expected JSON: %v", a.status, a.body, err)
@@ -156,7 +156,7 @@ func (e *testEnv) exec(auth string, body any) answer {
 	return e.do("POST", "/v1/exec", auth, mustJSON(e.t, body))
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -204,7 +204,7 @@ func (e *testEnv) exists(name string) bool {
 }
 
 // testGauge reads a gauge's value.
-func testGauge(t *testing.T, g interface{ Write(*dto.Metric) error }) float64 {
+func testGauge(t testing.TB, g interface{ Write(*dto.Metric) error }) float64 {
 	t.Helper()
 	var m dto.Metric
 	if err := g.Write(&m); err != nil {
