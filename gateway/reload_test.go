@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -59,7 +60,15 @@ func TestReloadUnderConcurrentRequests(t *testing.T) {
 		body               string
 	}
 	stop := make(chan struct{})
-	results := make(chan result, 10_000)
+	var (
+		resultsMu sync.Mutex
+		results   []result
+	)
+	report := func(r result) {
+		resultsMu.Lock()
+		results = append(results, r)
+		resultsMu.Unlock()
+	}
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
@@ -72,13 +81,22 @@ func TestReloadUnderConcurrentRequests(t *testing.T) {
 					return
 				default:
 				}
-				a := env.do("POST", "/v1/decide", "agent", []byte(bodies[(i+w)%2]))
+				// Not env.do: t.Fatal must not be called from this goroutine.
+				req, _ := http.NewRequest("POST", env.url+"/v1/decide", strings.NewReader(bodies[(i+w)%2]))
+				req.Header.Set("Authorization", env.tokens["agent"])
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					report(result{status: -1, body: err.Error()})
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
 				var out struct {
 					Decision, Revision string
 					DecisionID         string `json:"decision_id"`
 				}
-				json.Unmarshal(a.body, &out)
-				results <- result{a.status, out.Revision, out.Decision, out.DecisionID, string(a.body)}
+				json.Unmarshal(b, &out)
+				report(result{resp.StatusCode, out.Revision, out.Decision, out.DecisionID, string(b)})
 			}
 		}()
 	}
@@ -113,14 +131,12 @@ func TestReloadUnderConcurrentRequests(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	close(stop)
 	wg.Wait()
-	close(results)
 
 	if len(loaded) != rounds+1 {
 		t.Errorf("%d distinct revisions loaded, want %d", len(loaded), rounds+1)
 	}
-	n := 0
-	for r := range results {
-		n++
+	n := len(results)
+	for _, r := range results {
 		if r.status != http.StatusOK || !loaded[r.revision] || (r.decision != "allow" && r.decision != "deny") {
 			t.Errorf("answer during reloads: %d %s (revision %.12s known: %v)", r.status, r.body, r.revision, loaded[r.revision])
 			continue
