@@ -89,6 +89,10 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	defer close(s.done)
 	defer w.close()
 	batch := make([]*appendReq, 0, s.opts.MaxBatch)
+	wait := time.NewTimer(groupWait)
+	wait.Stop()
+	defer wait.Stop()
+	last := 0 // size of the previous batch
 	for {
 		batch = batch[:0]
 		stopping := false
@@ -98,15 +102,25 @@ func (s *Store) run(ctx context.Context, w *writer) {
 		case <-s.stop:
 			stopping = true
 		}
-	fill:
-		for len(batch) < s.opts.MaxBatch {
-			select {
-			case r := <-s.queue:
-				batch = append(batch, r)
-			default:
-				break fill
+		batch = s.fill(batch)
+		// After a large batch, its appenders are preparing their next records: give
+		// them a moment to queue them rather than paying an fsync for a few. After a
+		// batch of one (a lone appender) nobody is expected: commit at once.
+		if !stopping && last > 1 && len(batch) < last/2 {
+			wait.Reset(groupWait)
+		collect:
+			for len(batch) < last && len(batch) < s.opts.MaxBatch {
+				select {
+				case r := <-s.queue:
+					batch = append(batch, r)
+					batch = s.fill(batch)
+				case <-wait.C:
+					break collect
+				}
 			}
+			wait.Stop()
 		}
+		last = len(batch)
 		if len(batch) > 0 {
 			w.commit(ctx, batch)
 		}
@@ -118,6 +132,22 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			return
 		}
 	}
+}
+
+// groupWait bounds how long the writer waits for a batch to fill (run).
+const groupWait = 200 * time.Microsecond
+
+// fill adds what is queued to the batch, without waiting, up to MaxBatch.
+func (s *Store) fill(batch []*appendReq) []*appendReq {
+	for len(batch) < s.opts.MaxBatch {
+		select {
+		case r := <-s.queue:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commit appends a batch in one transaction and wakes its appenders. If anything
