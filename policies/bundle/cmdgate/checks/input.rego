@@ -1,0 +1,26 @@
+# The request as a whole: a script that did not parse, nothing to run, no workspace.
+package cmdgate.checks
+
+import data.cmdgate.lib
+
+findings contains f if {
+	f := input_finding
+}
+
+# input.parse_error: the script did not parse (syntax error, too deep, NUL byte, too
+#                    large, invalid UTF-8): parse's message and position.
+# input.empty:       no command at all (an empty or comment-only script).
+# input.workspace:   without an absolute workspace nothing can be known to be inside it.
+input_finding := lib.request_finding("deny", "input.parse_error", msg) if {
+	e := input.error
+	is_object(e)
+	msg := sprintf("line %v, column %v: %v", [e.line, e.col, e.message])
+} else := lib.request_finding("deny", "input.empty", "the input has no commands list") if {
+	# object.get keeps the reference defined: OPA evaluates an undefined argument
+	# outside a negation, so `not is_array(input.commands)` would be undefined too.
+	not is_array(object.get(input, "commands", null))
+} else := lib.request_finding("deny", "input.empty", "the script has no command to run") if {
+	count(input.commands) == 0
+} else := lib.request_finding("deny", "input.workspace", "the request has no absolute workspace") if {
+	not startswith(object.get(object.get(input, "request", {}), "workspace", ""), "/")
+}

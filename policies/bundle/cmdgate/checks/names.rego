@@ -1,0 +1,73 @@
+# Package cmdgate.checks holds every rule of the default bundle: the findings set the
+# decision is made from. The rules in this package run for every command of every
+# request, so each starts with one cheap test (== on a field or on the command's
+# profile, iteration over a usually empty list) that fails fast for an ordinary
+# command; the work is done in functions only for the commands that pass it.
+#
+# Command names: dynamic names, the forbidden list, commands run by a path, and the
+# allowlist. Every command of the script is checked, wherever parse found it
+# (pipelines, substitutions, wrappers, nested shells, eval, function bodies, trap
+# actions).
+package cmdgate.checks
+
+import data.cmdgate.allowlist
+import data.cmdgate.lib
+
+# Commands run by a profiled bare name that is not allowed by itself (git needs a
+# subcommand; sudo is forbidden; sh is not listed). Commands run by a path, by a
+# dynamic name or by a name without a profile are checked by checks/odd.rego.
+findings contains f if {
+	unlisted := lib.index.unlisted
+	some c in input.commands
+	unlisted[c.path] == true
+	f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)
+}
+
+# name_finding decides, in order:
+#   dynamic.command_name       the name is only known at run time ($CMD, $(echo rm))
+#   forbidden.command          the forbidden list (seed 001 6.3.7), whatever the
+#                              allowlist says
+#   allowlist.path_command     run by a path outside the system directories (./ls,
+#                              bin/go, /tmp/x/git): not the tool it is named after
+#   forbidden.command          the family of a name (mkfs.ext4, nc.openbsd,
+#                              iptables-save, killall5) unless the exact name is allowed
+#   allowlist.unknown_command  not on the effective allowlist (by name, by name and
+#                              subcommand, or as a versioned name: python3.12)
+name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.command_name", msg, c) if {
+	c.dynamic_name == true
+	msg := sprintf("the command name %q is only known at run time", [c.path])
+} else := lib.finding("deny", "forbidden.command", msg, c) if {
+	reason := forbidden[c.name]
+	not job_control_only(c)
+	msg := sprintf("%s: %s", [c.name, reason])
+} else := lib.finding(lib.unknown_effect, "allowlist.path_command", msg, c) if {
+	contains(c.path, "/")
+	not lib.system_path(c.path)
+	msg := sprintf("%s is run by a path outside the system directories; only the tools installed there are on the allowlist", [c.path])
+} else := lib.finding("deny", "forbidden.command", msg, c) if {
+	not eff.names[c.name]
+	fam := lib.family(c.name)
+	fam != c.name
+	reason := forbidden[fam]
+	msg := sprintf("%s (a form of %s): %s", [c.name, fam, reason])
+} else := lib.finding(lib.unknown_effect, "allowlist.unknown_command", msg, c) if {
+	count(c.argv) > 0
+	not eff.names[c.name]
+	not allowlist.allowed_unlisted(c, eff)
+	not job_control_only(c)
+	msg := unknown_message(c, eff)
+}
+
+# kill of the shell's own jobs only (kill %1, kill -TERM %+) is job control, not the
+# forbidden kill; it is a builtin then.
+job_control_only(c) if {
+	c.name == "kill"
+	count(c.operands) > 0
+	every o in c.operands {
+		startswith(o.text, "%")
+	}
+}
+
+unknown_message(c, eff) := sprintf("%s is not on the allowlist (allowed: %s)", [concat(" ", array.concat([c.name], allowlist.subcommand_words(c))), concat(", ", sort([concat(" ", [c.name, s]) | some s, _ in eff.subcommands[c.name].entries]))]) if {
+	eff.subcommands[c.name]
+} else := sprintf("%s is not on the allowlist", [c.name])

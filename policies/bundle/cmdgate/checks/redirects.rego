@@ -1,0 +1,30 @@
+# Redirects: writes outside the workspace (a dynamic or ~ target counts as outside;
+# sinks such as /dev/null and /dev/stderr are fine; descriptor duplications such as
+# 2>&1 write no file), writes into .git/ (its config and hooks run code), and `<` reads
+# of secret locations.
+package cmdgate.checks
+
+import data.cmdgate.lib
+
+findings contains f if {
+	some i in lib.to_check
+	c := input.commands[i]
+	some r in c.redirects
+	f := redirect_finding(c, r)
+}
+
+# write.outside_workspace, write.git_internals, secrets.read
+redirect_finding(c, r) := lib.finding("deny", "write.outside_workspace", msg, c) if {
+	r.write == true
+	lib.outside_write(r)
+	msg := sprintf("%s %s writes outside the workspace", [r.op, r.target])
+} else := lib.finding("deny", "write.git_internals", msg, c) if {
+	r.write == true
+	lib.git_internal(r)
+	msg := sprintf("%s %s writes into .git, whose hooks and config run code", [r.op, r.target])
+} else := lib.finding("deny", "secrets.read", msg, c) if {
+	r.op in {"<", "<>"}
+	r.inside_workspace == false
+	lib.secret({"text": r.target, "path": r.path, "dynamic": r.dynamic})
+	msg := sprintf("%s reads %s, a secret location outside the workspace", [c.name, r.target])
+}

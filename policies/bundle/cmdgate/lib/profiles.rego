@@ -1,0 +1,205 @@
+package cmdgate.lib
+
+import data.cmdgate.allowlist
+
+# Profiles: what the rules need to know about a command name, computed from the lists
+# and the configuration once (see index below). Every profile has every key, so the
+# rules test them with == and != (cheaper than testing for a missing key):
+#
+#	key             the tool key (aliases applied): the name check() knows the tool by
+#	allowed         the name alone is on the effective allowlist (never for a
+#	                forbidden name: the forbidden list wins)
+#	forbidden       the forbidden list's reason for the exact name, "" for none
+#	shell           true for shells
+#	interpreter     the interpreter family (python, node, ...), "" for none
+#	download        true for download tools (curl, wget, ...)
+#	network         true, the subcommands that need the network, or false
+#	writer          the writers spec (files the tool writes), or false
+#	writes_operands true when the writers spec writes some of the operands
+#	in_place        the in_place spec (formatters rewriting their operands), or false
+#	pattern         the pattern_tools options (first operand is a pattern), or false
+#	non_path        true when the operands are not file names
+#	runs_files      true when the tool runs (or makes executable) programs or files
+#	special         which rules of checks/profiles.rego apply: "" (none), "options"
+#	                (output options), "in_place" (in-place rewrites), "programs"
+#	                (programs the policy cannot see), or several of them joined by "+"
+#	                in that (sorted) order: "in_place+options", "options+programs"
+computed_profiles := {n: profile(n, eff) |
+	eff := allowlist.effective
+	some n in profile_names
+}
+
+profile_names := ((((({n | some n in lists.shells} | {n | some n, _ in lists.interpreter_names}) | ({n | some n in lists.download_tools} | {n | some n, _ in lists.network})) | ({n | some n, _ in lists.writers} | {n | some n, _ in lists.in_place})) | (({n | some n, _ in lists.pattern_tools} | {n | some n in lists.non_path_tools}) | ({n | some n, _ in lists.aliases} | {n | some _, n in lists.aliases}))) | ((runs_files_names | allowlist_names) | {n | some n, _ in lists.forbidden})) | {n | some n, _ in eff_names}
+
+eff_names := allowlist.effective.names
+
+runs_files_names := {"source", ".", "eval", "chmod", "install", "exec"}
+
+# allowlist_names: every name of the default lists gets a profile, so that the common
+# case is one lookup.
+allowlist_names := {split(e, " ")[0] | some cat in lists.categories; some e in cat.commands} | {e | some e in lists.builtins.commands}
+
+profile(n, eff) := {
+	"key": key,
+	"allowed": allowed,
+	"forbidden": forbidden,
+	"shell": shell,
+	"interpreter": interpreter,
+	"download": name_in(n, key, lists.download_tools),
+	"network": object.get(lists.network, key, false),
+	"writer": writer,
+	"writes_operands": writes_operands(writer),
+	"in_place": in_place,
+	"pattern": object.get(lists.pattern_tools, key, false),
+	"non_path": name_in(n, key, lists.non_path_tools),
+	"runs_files": runs,
+	"special": concat("+", [k | some k, on in {"options": writer_options(writer), "in_place": in_place != false, "programs": runs}; on]),
+} if {
+	key := tool_key(n)
+	forbidden := object.get(lists.forbidden, n, "")
+	allowed := all_true([object.get(eff.names, n, "") != "", forbidden == ""])
+	shell := name_in(n, key, lists.shells)
+	interpreter := object.get(lists.interpreter_names, n, object.get(lists.interpreter_names, key, ""))
+	writer := writer_spec(object.get(lists.writers, n, object.get(lists.writers, key, false)))
+	in_place := object.get(lists.in_place, key, false)
+	runs := runs_files(n, key)
+}
+
+all_true(xs) if every x in xs {
+	x == true
+}
+
+default all_true(_) := false
+
+name_in(n, _, list) if n in list
+
+name_in(n, key, list) if {
+	not n in list
+	key in list
+}
+
+default name_in(_, _, _) := false
+
+runs_files(n, key) if n in runs_files_names
+
+runs_files(n, key) if object.get(lists.interpreter_names, n, object.get(lists.interpreter_names, key, "")) != ""
+
+runs_files(n, key) if name_in(n, key, lists.shells)
+
+default runs_files(_, _) := false
+
+writes_operands(false) := false
+
+writes_operands(spec) := count(object.keys(object.filter(spec, ["all_operands", "last_operand", "second_operand", "mode_operand"]))) > 0 if {
+	is_object(spec)
+}
+
+# writer_spec adds "options": true to a writers spec that names options, and a regular
+# expression matching (in argv joined by newlines) any word that may carry one of them,
+# a cheap test before option_values.
+writer_spec(false) := false
+
+writer_spec(spec) := object.union(spec, {
+	"options": count(object.keys(object.filter(spec, ["short", "long", "single"]))) > 0,
+	"option_pattern": option_pattern(spec),
+}) if {
+	is_object(spec)
+}
+
+option_pattern(spec) := concat("|", array.concat(
+	array.concat(
+		[concat("", ["(?m)^-[^-\\n]*[", concat("", spec.short), "]"]) | count(object.get(spec, "short", [])) > 0],
+		[concat("", ["(?m)^--", substring(trim_prefix(l, "--"), 0, 1)]) | some l in object.get(spec, "long", [])],
+	),
+	[concat("", ["(?m)^--?", replace(trim_left(x, "-"), ".", "\\."), "(=|$)"]) | some x in object.get(spec, "single", [])],
+))
+
+# unknown_profile is the profile of a command the rules know nothing about: a name
+# with no profile, a dynamic name, or a program run by a path outside the system
+# directories (./ls is not ls).
+unknown_profile(n) := {
+	"key": n, "allowed": false, "forbidden": "", "shell": false, "interpreter": "",
+	"download": false, "network": false, "writer": false, "writes_operands": false,
+	"in_place": false, "pattern": false, "non_path": false, "runs_files": false,
+	"special": "",
+}
+
+# index holds the profiles and the subsets of names the rules look commands up in (by
+# argv[0] as written, their `path`, so that ./ls or $CMD are never found):
+#	profiles  name -> profile
+#	unlisted  name -> true for names not allowed by themselves (git, forbidden, sh)
+#	special   name -> profile for names with special kinds
+#	checked   name -> tool key for names whose tool has check() rules
+#	network   name -> profile for names that may need the network
+# The engine stores it at data.cmdgate.index when it loads the bundle (with
+# data.cmdgate.checked_keys, the keys it found check() rules for); `index` falls back to
+# computing it (then every name counts as checked).
+index := data.cmdgate.index if {
+	is_object(data.cmdgate.index)
+} else := computed_index
+
+computed_index := {
+	"profiles": ps,
+	"unlisted": {n: true | some n, p in ps; p.allowed == false},
+	"special": {n: p | some n, p in ps; p.special != ""},
+	"checked": object.union({n: p.key | some n, p in ps; checked_key(p.key)}, {k: k | some k in data.cmdgate.checked_keys}),
+	"network": {n: p | some n, p in ps; p.network != false},
+} if {
+	ps := computed_profiles
+}
+
+checked_key(k) if k in data.cmdgate.checked_keys
+
+# Without the list (under opa test) every tool counts as checked. (Not `not
+# is_array(...)`: OPA hoists the undefined reference out of the negation.)
+checked_key(_) if not data.cmdgate.checked_keys
+
+# profile_for is a command's profile.
+profile_for(c) := p if {
+	p := index.profiles[c.path]
+} else := profile_of(index.profiles, c)
+
+profile_of(ps, c) := p if {
+	c.dynamic_name == false
+	c.path != c.name
+	system_path(c.path)
+	p := ps[c.name]
+} else := p if {
+	# python3.12, pip3.11, bash5, mkfs.ext4: the profile of the version-less name
+	c.dynamic_name == false
+	not contains(c.path, "/")
+	variant_name(c.name)
+	p := variant_profile(ps, c.name)
+} else := unknown_profile(c.name)
+
+variant_profile(ps, n) := p if {
+	p := ps[tool_key(n)]
+} else := p if {
+	p := ps[family(n)]
+}
+
+# variant_name reports names that may be a version or variant of a known tool.
+variant_name(n) if contains(n, ".")
+
+variant_name(n) if contains(n, "-")
+
+variant_name(n) if trim_right(n, "0123456789") != n
+
+# system_path reports a path in one of the system directories.
+system_path(p) if {
+	parts := split(p, "/")
+	dir := concat("/", array.slice(parts, 0, count(parts) - 1))
+	dir in lists.system_dirs
+}
+
+# to_check are the indexes of the commands the path and environment rules must look
+# at: all but those parse marks contained (no env assignments, only static paths
+# inside the workspace and outside .git, no run-time words). A document without the
+# field (hand-written) has every command checked.
+to_check := [] if {
+	{c.contained | some c in input.commands} == {true}
+} else := [i | some i, c in input.commands; object.get(c, "contained", false) == false]
+
+writer_options(spec) := spec.options if is_object(spec)
+
+else := false

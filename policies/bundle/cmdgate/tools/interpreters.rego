@@ -1,0 +1,72 @@
+# Interpreters (python, node, perl, ruby, php, lua): inline programs (-c, -e, -r) and
+# here-document programs that spawn processes, open sockets, reach the network or
+# evaluate strings; python -m modules that serve or open shells; perl/ruby -i edits.
+package cmdgate.tools
+
+import data.cmdgate.lib
+
+check(k, c) := interpreter_findings(c, "python") if k == "python"
+
+check(k, c) := interpreter_findings(c, "node") if k == "node"
+
+check(k, c) := interpreter_findings(c, "perl") if k == "perl"
+
+check(k, c) := interpreter_findings(c, "ruby") if k == "ruby"
+
+check(k, c) := interpreter_findings(c, "php") if k == "php"
+
+check(k, c) := interpreter_findings(c, "lua") if k == "lua"
+
+interpreter_findings(c, fam) := (code_findings(c, spec, program_words(c, spec)) | module_findings(c, fam)) | in_place_findings(c, spec) if {
+	spec := lib.lists.interpreters[fam]
+}
+
+# program_words are the texts that may be program text: every word of an inline
+# program command line (the program is one of them), and here-document bodies when
+# the program comes from stdin.
+program_words(c, spec) := array.slice(c.argv, 1, count(c.argv)) if {
+	lib.interpreter_program(c, spec) == "inline"
+} else := lib.heredoc_bodies(c) if {
+	lib.interpreter_program(c, spec) == "stdin"
+} else := []
+
+code_findings(c, spec, words) := {lib.finding("deny", "escape.interpreter_code", msg, c) |
+	some w in words
+	regex.match(spec.patterns, w)
+	msg := sprintf("the %s program %q runs processes, opens sockets or evaluates strings", [c.name, truncate(w)])
+} | inline_secret_findings(c, words)
+
+truncate(w) := concat("", [substring(w, 0, 120), "..."]) if count(w) > 120
+
+else := w
+
+module_findings(c, "python") := {lib.finding("deny", "escape.interpreter_module", msg, c) |
+	some m in python_modules(c.argv)
+	m in lib.lists.python_denied_modules
+	msg := sprintf("python -m %s serves on the network or opens a shell", [m])
+}
+
+module_findings(c, fam) := set() if fam != "python"
+
+python_modules(argv) := {m |
+	some i, w in argv
+	i > 0
+	w == "-m"
+	m := argv[i + 1]
+} | {m |
+	some i, w in argv
+	i > 0
+	regex.match(`^-[A-Za-z]*m.+$`, w)
+	not startswith(w, "--")
+	m := substring(w, indexof(w, "m") + 1, -1)
+}
+
+in_place_findings(c, spec) := {lib.finding("deny", "write.outside_workspace", msg, c) |
+	object.get(spec, "in_place", false)
+	some i, w in c.argv
+	i > 0
+	regex.match(`^-[A-Za-z0-9]*i`, w)
+	some o in c.operands
+	lib.outside_write(o)
+	msg := sprintf("%s -i edits %s in place, outside the workspace", [c.name, o.text])
+}

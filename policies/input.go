@@ -1,0 +1,269 @@
+package policies
+
+import (
+	"sort"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/cmdgate/cmdgate/parse"
+)
+
+// InputValue converts a command document to the Rego input value, field for field the
+// value its JSON encoding would give, without the JSON round trip (the engine's hot
+// path). TestInputValueMatchesJSON holds the two equal.
+//
+// Object keys are shared, prebuilt terms; the terms of one document's strings are
+// allocated together. Terms are never modified by evaluation, so sharing is safe.
+func InputValue(doc *parse.Document) ast.Value {
+	if doc == nil {
+		return ast.NewObject()
+	}
+	b := &builder{}
+	return ast.NewObject(
+		b.item(kPrincipal, ast.NewObject(
+			b.str(kName, doc.Principal.Name),
+			b.str(kRole, doc.Principal.Role),
+		)),
+		b.item(kRequest, b.request(doc.Request)),
+		b.item(kCommands, b.commands(doc.Commands)),
+		b.item(kAssignments, b.assignments(doc.Assignments)),
+		b.item(kFeatures, features(doc.Features)),
+		b.item(kError, b.errorValue(doc.Error)),
+	)
+}
+
+// Keys of the input document.
+var (
+	kPrincipal, kName, kRole, kRequest, kCommands, kAssignments, kFeatures, kError = key("principal"), key("name"), key("role"), key("request"), key("commands"), key("assignments"), key("features"), key("error")
+
+	kID, kSource, kShellMode, kProfile, kRaw, kCwd, kWorkspace, kTask = key("id"), key("source"), key("shell_mode"), key("profile"), key("raw"), key("cwd"), key("workspace"), key("task")
+
+	kIndex, kPath, kArgv, kFlags, kOperands, kRedirects, kEnv, kDynamic, kDynamicName, kGlob, kVia, kContext, kPos = key("index"), key("path"), key("argv"), key("flags"), key("operands"), key("redirects"), key("env"), key("dynamic"), key("dynamic_name"), key("glob"), key("via"), key("context"), key("pos")
+
+	kText, kInsideWorkspace, kArgi = key("text"), key("inside_workspace"), key("argi")
+
+	kOp, kFd, kTarget, kWrite, kBody = key("op"), key("fd"), key("target"), key("write"), key("body")
+
+	kPipeline, kSubshell, kSubstitution, kBackground, kCondition, kFunction, kPipelineID, kStage = key("pipeline"), key("subshell"), key("substitution"), key("background"), key("condition"), key("function"), key("pipeline_id"), key("stage")
+
+	kLine, kCol, kValue, kAppend, kMessage = key("line"), key("col"), key("value"), key("append"), key("message")
+
+	kCommandSubstitution, kProcessSubstitution, kHeredoc, kFunctionDefinition, kEval, kNestedShell = key("command_substitution"), key("process_substitution"), key("heredoc"), key("function_definition"), key("eval"), key("nested_shell")
+
+	emptyArray = ast.NewTerm(ast.NewArray())
+)
+
+func key(s string) *ast.Term { return ast.StringTerm(s) }
+
+// builder allocates the string terms of one document in chunks.
+type builder struct {
+	terms []ast.Term
+}
+
+func (b *builder) term(v ast.Value) *ast.Term {
+	if len(b.terms) == 0 {
+		b.terms = make([]ast.Term, 64)
+	}
+	t := &b.terms[0]
+	b.terms = b.terms[1:]
+	t.Value = v
+	return t
+}
+
+func (b *builder) string(s string) *ast.Term {
+	if s == "" || ast.HasInternedValue(s) {
+		return ast.InternedTerm(s)
+	}
+	return b.term(ast.String(s))
+}
+
+func (b *builder) item(k *ast.Term, v ast.Value) [2]*ast.Term { return [2]*ast.Term{k, b.term(v)} }
+
+func (b *builder) str(k *ast.Term, v string) [2]*ast.Term { return [2]*ast.Term{k, b.string(v)} }
+
+func boolean(k *ast.Term, v bool) [2]*ast.Term { return [2]*ast.Term{k, ast.InternedTerm(v)} }
+
+func number(k *ast.Term, v int) [2]*ast.Term { return [2]*ast.Term{k, ast.InternedTerm(v)} }
+
+func (b *builder) request(r parse.Request) ast.Value {
+	return ast.NewObject(
+		b.str(kID, r.ID),
+		b.str(kSource, r.Source),
+		b.str(kShellMode, r.ShellMode),
+		b.str(kProfile, r.Profile),
+		b.str(kRaw, r.Raw),
+		b.str(kCwd, r.Cwd),
+		b.str(kWorkspace, r.Workspace),
+		b.str(kTask, r.Task),
+	)
+}
+
+func (b *builder) commands(cmds []parse.Command) ast.Value {
+	if cmds == nil {
+		return ast.InternedNullValue
+	}
+	terms := make([]*ast.Term, len(cmds))
+	for i := range cmds {
+		terms[i] = b.term(b.command(&cmds[i]))
+	}
+	return ast.NewArray(terms...)
+}
+
+func (b *builder) command(c *parse.Command) ast.Value {
+	return ast.NewObject(
+		number(kIndex, c.Index),
+		b.str(kName, c.Name),
+		b.str(kPath, c.Path),
+		b.item(kArgv, b.strings(c.Argv)),
+		b.item(kFlags, b.strings(c.Flags)),
+		b.item(kOperands, b.operands(c.Operands)),
+		b.item(kRedirects, b.redirects(c.Redirects)),
+		b.item(kEnv, b.env(c.Env)),
+		boolean(kDynamic, c.Dynamic),
+		boolean(kDynamicName, c.DynamicName),
+		boolean(kGlob, c.Glob),
+		b.item(kVia, b.strings(c.Via)),
+		b.item(kContext, contextValue(c.Context)),
+		b.item(kPos, posValue(c.Pos)),
+		b.str(kCwd, c.Cwd),
+	)
+}
+
+func (b *builder) strings(ss []string) ast.Value {
+	if ss == nil {
+		return ast.InternedNullValue
+	}
+	if len(ss) == 0 {
+		return emptyArray.Value
+	}
+	terms := make([]*ast.Term, len(ss))
+	for i, s := range ss {
+		terms[i] = b.string(s)
+	}
+	return ast.NewArray(terms...)
+}
+
+func (b *builder) operands(ops []parse.Operand) ast.Value {
+	if ops == nil {
+		return ast.InternedNullValue
+	}
+	if len(ops) == 0 {
+		return emptyArray.Value
+	}
+	terms := make([]*ast.Term, len(ops))
+	for i, o := range ops {
+		terms[i] = b.term(ast.NewObject(
+			b.str(kText, o.Text),
+			b.str(kPath, o.Path),
+			boolean(kInsideWorkspace, o.InsideWorkspace),
+			boolean(kDynamic, o.Dynamic),
+			boolean(kGlob, o.Glob),
+			number(kArgi, o.Argi),
+		))
+	}
+	return ast.NewArray(terms...)
+}
+
+func (b *builder) redirects(rs []parse.Redirect) ast.Value {
+	if rs == nil {
+		return ast.InternedNullValue
+	}
+	if len(rs) == 0 {
+		return emptyArray.Value
+	}
+	terms := make([]*ast.Term, len(rs))
+	for i, r := range rs {
+		terms[i] = b.term(ast.NewObject(
+			b.str(kOp, r.Op),
+			number(kFd, r.Fd),
+			b.str(kTarget, r.Target),
+			b.str(kPath, r.Path),
+			boolean(kInsideWorkspace, r.InsideWorkspace),
+			boolean(kWrite, r.Write),
+			boolean(kDynamic, r.Dynamic),
+			b.str(kBody, r.Body),
+		))
+	}
+	return ast.NewArray(terms...)
+}
+
+func (b *builder) env(env map[string]string) ast.Value {
+	if env == nil {
+		return ast.InternedNullValue
+	}
+	if len(env) == 0 {
+		return ast.InternedEmptyObject.Value
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	items := make([][2]*ast.Term, len(keys))
+	for i, k := range keys {
+		items[i] = [2]*ast.Term{b.string(k), b.string(env[k])}
+	}
+	return ast.NewObject(items...)
+}
+
+func contextValue(c parse.Context) ast.Value {
+	return ast.NewObject(
+		boolean(kPipeline, c.Pipeline),
+		boolean(kSubshell, c.Subshell),
+		boolean(kSubstitution, c.Substitution),
+		boolean(kBackground, c.Background),
+		boolean(kCondition, c.Condition),
+		boolean(kFunction, c.Function),
+		number(kPipelineID, c.PipelineID),
+		number(kStage, c.Stage),
+	)
+}
+
+func posValue(p parse.Pos) ast.Value {
+	return ast.NewObject(number(kLine, p.Line), number(kCol, p.Col))
+}
+
+func (b *builder) assignments(as []parse.Assignment) ast.Value {
+	if as == nil {
+		return ast.InternedNullValue
+	}
+	if len(as) == 0 {
+		return emptyArray.Value
+	}
+	terms := make([]*ast.Term, len(as))
+	for i, a := range as {
+		terms[i] = b.term(ast.NewObject(
+			b.str(kName, a.Name),
+			b.str(kValue, a.Value),
+			boolean(kDynamic, a.Dynamic),
+			boolean(kAppend, a.Append),
+			b.item(kVia, b.strings(a.Via)),
+			b.item(kContext, contextValue(a.Context)),
+			b.item(kPos, posValue(a.Pos)),
+		))
+	}
+	return ast.NewArray(terms...)
+}
+
+func features(f parse.Features) ast.Value {
+	return ast.NewObject(
+		boolean(kCommandSubstitution, f.CommandSubstitution),
+		boolean(kProcessSubstitution, f.ProcessSubstitution),
+		boolean(kBackground, f.Background),
+		boolean(kHeredoc, f.Heredoc),
+		boolean(kFunctionDefinition, f.FunctionDefinition),
+		boolean(kEval, f.Eval),
+		boolean(kNestedShell, f.NestedShell),
+	)
+}
+
+func (b *builder) errorValue(e *parse.Error) ast.Value {
+	if e == nil {
+		return ast.InternedNullValue
+	}
+	return ast.NewObject(
+		b.str(kMessage, e.Message),
+		number(kLine, e.Line),
+		number(kCol, e.Col),
+	)
+}
