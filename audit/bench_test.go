@@ -100,7 +100,14 @@ func BenchmarkQuery(b *testing.B) {
 		{"rule_and_principal", Query{Rule: "forbidden.rule_42", Principal: "agent-5"}},
 		{"text_common", Query{Text: "git status"}},
 		{"text_rare", Query{Text: "terraform"}},
-		{"text_prefix", Query{Text: "kubect"}},
+		{"text_prefix", Query{Text: "kubect*"}},
+		{"text_prefix_rare", Query{Text: "terra*"}},
+		// Bounded before the records the index does not hold yet, so that the index
+		// answers, not the scan of the newest records.
+		{"text_common_indexed", Query{Text: "curl", Until: base.Add(900_000 * time.Second)}},
+		{"text_two_words_indexed", Query{Text: "kubectl pods", Until: base.Add(900_000 * time.Second)}},
+		{"text_prefix_indexed", Query{Text: "kube*", Until: base.Add(900_000 * time.Second)}},
+		{"text_deep_page", Query{Text: "docker", Cursor: encodeCursor(300_000)}},
 		{"time_window", Query{Since: base.Add(400_000 * time.Second), Until: base.Add(403_600 * time.Second)}},
 		{"time_window_principal", Query{Since: base.Add(400_000 * time.Second), Until: base.Add(500_000 * time.Second), Principal: "agent-3"}},
 		{"principal_decision", Query{Principal: "agent-11", Decision: "deny"}},

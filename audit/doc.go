@@ -165,8 +165,9 @@
 // Query filters by time range, principal, decision, kind, rule and free text, newest
 // first, with an opaque cursor; Export streams the same selection oldest first as JSON
 // lines with OPA decision-log field names (ExportLine). Free text matches records that
-// contain every word of the text (runs of letters, digits and marks, case-insensitive),
-// the last word as a prefix. Principal, decision and kind are indexed in audit.db; id
+// contain every word of the text (runs of letters, digits and marks, case-insensitive);
+// a word followed by '*' matches the words it begins (slower for a short, common
+// prefix: the index merges the postings of every word it begins). Principal, decision and kind are indexed in audit.db; id
 // and time are found by binary search over the chain (both increase along it); rules
 // and words are indexed in audit-index.db by the indexer, in bulk (a chunk at a time,
 // and whatever is left once appends pause). Records the index does not hold yet are

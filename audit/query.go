@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +22,10 @@ type Query struct {
 	Decision     string // allow, deny, ask, ... exactly
 	Kind         Kind
 	Rule         string // a rule among the record's reasons, exactly
-	// Text matches records containing every word of it: words are runs of letters and
-	// digits, matched case-insensitively (ASCII) against the words of all the record's
-	// (masked) strings; the last word may be the beginning of a word.
+	// Text matches records containing every word of it: words are runs of letters,
+	// digits and marks, matched case-insensitively against the words of all the record's
+	// (masked) strings. A word followed by '*' matches the words it begins ("kube*");
+	// on a short, common prefix that is slower than whole words.
 	Text string
 	// Limit is the page size: 0 means DefaultLimit, at most MaxLimit.
 	Limit int
@@ -69,7 +71,7 @@ type plan struct {
 	where    []string
 	args     []any
 	rule     string
-	words    []string
+	words    []queryWord
 	indexSeq int64 // records up to here are in record_rules and records_fts
 	// byRule drives a query with both a rule and text by record_rules (checking the
 	// words on records.body) rather than by records_fts: the smaller index wins.
@@ -87,7 +89,7 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 	}
 	p := &plan{rule: q.Rule}
 	if q.Text != "" {
-		p.words = appendWords(nil, q.Text)
+		p.words = queryWords(q.Text)
 		if len(p.words) == 0 {
 			return nil, fmt.Errorf("%w: text has no words (letters or digits)", ErrInvalidQuery)
 		}
@@ -121,16 +123,20 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 	p.empty = p.lo > p.hi
 	if p.rule != "" && len(p.words) > 0 && !p.empty {
 		// Both indexes could drive: estimate each side's size (capped) and take the
-		// smaller, so that few rows are visited to fill a page.
-		const capRows = 20000
-		var byRule, byText int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM record_rules WHERE rule = ? LIMIT ?)`, p.rule, capRows).Scan(&byRule); err != nil {
-			return nil, fmt.Errorf("query audit log: %w", err)
+		// smaller, so that few rows are visited to fill a page. Prefix words make
+		// FTS5 merge whole doclists, even to count: the rule drives then.
+		p.byRule = true
+		if !slices.ContainsFunc(p.words, func(w queryWord) bool { return w.prefix }) {
+			const capRows = 5000
+			var byRule, byText int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM record_rules WHERE rule = ? LIMIT ?)`, p.rule, capRows).Scan(&byRule); err != nil {
+				return nil, fmt.Errorf("query audit log: %w", err)
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`, ftsQuery(p.words), capRows).Scan(&byText); err != nil {
+				return nil, fmt.Errorf("query audit log: %w", err)
+			}
+			p.byRule = byRule <= byText
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`, ftsQuery(p.words), capRows).Scan(&byText); err != nil {
-			return nil, fmt.Errorf("query audit log: %w", err)
-		}
-		p.byRule = byRule <= byText
 	}
 	for _, f := range []struct{ col, v string }{{"principal", q.Principal}, {"decision", q.Decision}, {"kind", string(q.Kind)}} {
 		if f.v != "" {
@@ -252,33 +258,62 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 	return stmts, args
 }
 
+// queryWord is a word of Query.Text; prefix when it was followed by '*'.
+type queryWord struct {
+	w      string
+	prefix bool
+}
+
+// queryWords splits text into words as appendWords does, noting the words followed by
+// '*'.
+func queryWords(text string) []queryWord {
+	var out []queryWord
+	for _, w := range appendWords(nil, text) {
+		out = append(out, queryWord{w: w})
+	}
+	// Find, in order, where each word ends in text, to see whether a '*' follows it.
+	lower := strings.ToLower(text)
+	pos := 0
+	for i := range out {
+		j := strings.Index(lower[pos:], out[i].w)
+		if j < 0 {
+			break
+		}
+		pos += j + len(out[i].w)
+		out[i].prefix = pos < len(lower) && lower[pos] == '*'
+	}
+	return out
+}
+
 // bodyFilter matches the words against records.body (" w1 w2 ... "), as records_fts
-// does: each word whole, the last as a prefix.
+// does: each word whole, or as a prefix when asked.
 func (p *plan) bodyFilter(where []string, args []any) ([]string, []any) {
-	for i, w := range p.words {
+	for _, w := range p.words {
 		where = append(where, "instr(r.body, ?) > 0")
-		if i == len(p.words)-1 {
-			args = append(args, " "+w)
+		if w.prefix {
+			args = append(args, " "+w.w)
 		} else {
-			args = append(args, " "+w+" ")
+			args = append(args, " "+w.w+" ")
 		}
 	}
 	return where, args
 }
 
-// ftsQuery writes words as an FTS5 query: each word a string, all required, the last a
-// prefix.
-func ftsQuery(words []string) string {
+// ftsQuery writes words as an FTS5 query: each word a string, all required, prefixes
+// starred.
+func ftsQuery(words []queryWord) string {
 	var b strings.Builder
 	for i, w := range words {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(w, `"`, `""`))
+		b.WriteString(strings.ReplaceAll(w.w, `"`, `""`))
 		b.WriteByte('"')
+		if w.prefix {
+			b.WriteByte('*')
+		}
 	}
-	b.WriteByte('*')
 	return b.String()
 }
 

@@ -80,10 +80,9 @@ func refMatch(r Record, q Query) bool {
 	for _, s := range strs {
 		words = appendWords(words, s)
 	}
-	qw := appendWords(nil, q.Text)
-	for i, w := range qw {
+	for _, w := range queryWords(q.Text) {
 		if !slices.ContainsFunc(words, func(x string) bool {
-			return x == w || i == len(qw)-1 && strings.HasPrefix(x, w)
+			return x == w.w || w.prefix && strings.HasPrefix(x, w.w)
 		}) {
 			return false
 		}
@@ -112,9 +111,11 @@ func TestQueryMatchesReference(t *testing.T) {
 	queries := []Query{
 		{}, {Limit: 7}, {Principal: "ops"}, {Principal: "nobody"}, {Decision: "deny"}, {Kind: KindExecution},
 		{Kind: KindAuthFailure, Limit: 3}, {Rule: "forbidden.rule_3"}, {Rule: "ask.network", Principal: "dev-bot"},
-		{Text: "curl"}, {Text: "rm -rf"}, {Text: "BUILD"}, {Text: "refused mak"}, {Text: "unknown token"},
+		{Text: "curl"}, {Text: "rm -rf"}, {Text: "BUILD"}, {Text: "refused mak*"}, {Text: "refused mak"}, {Text: "unknown token"},
+		{Text: "ex* htt*"}, {Text: "doc* BUIL*"},
 		{Text: "req 00042"}, {Text: "zzz-not-there"}, {Text: "curl", Rule: "forbidden.rule_1"},
-		{Text: "école"}, {Text: "BAR"}, {Text: "café"}, {Text: "NAÏ"}, {Text: "日本語"}, {Text: "refused", Rule: "ask.network"},
+		{Text: "école"}, {Text: "BAR"}, {Text: "café"}, {Text: "NAÏ*"}, {Text: "日本語"}, {Text: "refused", Rule: "ask.network"},
+		{Text: "appr*", Rule: "ask.network"},
 		{Since: base.Add(50 * time.Second)}, {Until: base.Add(30 * time.Second)},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Decision: "allow", Limit: 5},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Text: "git", Limit: 4},
@@ -151,7 +152,7 @@ func TestQueryMatchesReference(t *testing.T) {
 			if diff := cmp.Diff(seqs(want), seqs(got)); diff != "" {
 				t.Errorf("%s: Query(%+v) seqs (-want +got):\n%s", state, q, diff)
 			}
-			if slices.Contains([]string{"école", "BAR", "NAÏ", "日本語", "curl"}, q.Text) && len(want) == 0 {
+			if slices.Contains([]string{"école", "BAR", "NAÏ*", "日本語", "curl", "refused mak*", "ex* htt*"}, q.Text) && len(want) == 0 {
 				t.Errorf("Query(%+v) matches nothing: the test data lost its point", q)
 			}
 		}
@@ -286,7 +287,7 @@ func TestRuleAndTextPlansAgree(t *testing.T) {
 	if err := s.flushIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []Query{{Rule: "forbidden.rule_1", Text: "curl"}, {Rule: "ask.network", Text: "refused"}, {Rule: "ask.network", Text: "appr"}, {Rule: "forbidden.rule_3", Text: "nothing"}} {
+	for _, q := range []Query{{Rule: "forbidden.rule_1", Text: "curl"}, {Rule: "ask.network", Text: "refused"}, {Rule: "ask.network", Text: "appr*"}, {Rule: "forbidden.rule_3", Text: "nothing"}} {
 		var results [2][]int64
 		for i, byRule := range []bool{false, true} {
 			tx, err := s.sdb.BeginTx(ctx, nil)
@@ -387,5 +388,21 @@ func TestSearchIndexRecovers(t *testing.T) {
 			t.Errorf("%s index: index_seq = %d after a read-write open, want 150", tc.name, n)
 		}
 		s.Close(ctx)
+	}
+}
+
+func TestQueryWords(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][]queryWord{
+		"rm -rf":       {{"rm", false}, {"rf", false}},
+		"kube* GET":    {{"kube", true}, {"get", false}},
+		"a*b c*":       {{"a", true}, {"b", false}, {"c", true}},
+		"ÉCOLE* naïve": {{"école", true}, {"naïve", false}},
+		"x-ray* x":     {{"x", false}, {"ray", true}, {"x", false}},
+		"*lead only*":  {{"lead", false}, {"only", true}},
+	} {
+		if diff := cmp.Diff(want, queryWords(in), cmp.AllowUnexported(queryWord{})); diff != "" {
+			t.Errorf("queryWords(%q) (-want +got):\n%s", in, diff)
+		}
 	}
 }

@@ -36,6 +36,8 @@ commands:
            seq, id, time and hashes are assigned anew, secrets masked). For importing
            events from other tools and for tests; creates the store if there is none.
 
+-q TEXT matches records containing every word of TEXT (letters and digits, any case);
+a word followed by * matches the words it begins: -q 'curl kube*'.
 T is RFC 3339 (2030-01-02T15:04:05Z), a date (2030-01-02, UTC) or a duration before now
 (24h, 90m).`
 
@@ -272,7 +274,7 @@ func (f *queryFlags) register(fs *flag.FlagSet, sub string) {
 	f.decision = fs.String("decision", "", "decision: allow, deny, ask, ...")
 	f.kind = fs.String("kind", "", "kind: decision, execution, approval, policy_load, auth_failure")
 	f.rule = fs.String("rule", "", "a rule among the reasons")
-	f.text = fs.String("q", "", "free text: every word must occur")
+	f.text = fs.String("q", "", "free text: every word must occur; word* matches the words it begins")
 	f.cursor = fs.String("cursor", "", "continue after the page that returned this next_cursor")
 	def := 0
 	if sub == "query" {
