@@ -121,35 +121,10 @@ func load(ctx context.Context, o options) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := b.data
-	if data == nil {
-		data = map[string]any{}
+	data, eff, err := prepareData(ctx, b, o.config)
+	if err != nil {
+		return nil, err
 	}
-	if err := setPath(data, []string{"cmdgate", "config"}, o.config.document()); err != nil {
-		return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
-	}
-
-	if keys, ok := checkedKeys(b.modules); ok {
-		if err := setPath(data, []string{"cmdgate", "checked_keys"}, keys); err != nil {
-			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
-		}
-	}
-	// Each precomputed document may read the ones before it.
-	results := make([]any, len(precomputed))
-	for i, p := range precomputed {
-		v, err := evalOnce(ctx, b.compiler, data, p.query)
-		if err != nil {
-			return nil, fmt.Errorf("policy bundle %s: compute %s: %w", b.source, p.query, err)
-		}
-		results[i] = v
-		if v == nil {
-			continue
-		}
-		if err := setPath(data, p.path, v); err != nil {
-			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
-		}
-	}
-	eff, _ := results[0].(map[string]any)
 	store := newStore(data)
 	pq, err := rego.New(
 		rego.Query(decisionQuery),
@@ -170,6 +145,42 @@ func load(ctx context.Context, o options) (*state, error) {
 		s.effective = allowlistFrom(eff)
 	}
 	return s, nil
+}
+
+// prepareData builds the data document of a loaded bundle for a configuration: the
+// bundle's data files, data.cmdgate.config, data.cmdgate.checked_keys and the
+// precomputed documents. It also returns the effective allowlist (nil when the bundle
+// computes none).
+func prepareData(ctx context.Context, b *bundle, cfg Config) (data, effective map[string]any, err error) {
+	data = b.data
+	if data == nil {
+		data = map[string]any{}
+	}
+	if err := setPath(data, []string{"cmdgate", "config"}, cfg.document()); err != nil {
+		return nil, nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+	}
+	if keys, ok := checkedKeys(b.modules); ok {
+		if err := setPath(data, []string{"cmdgate", "checked_keys"}, keys); err != nil {
+			return nil, nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+		}
+	}
+	// Each precomputed document may read the ones before it.
+	for i, p := range precomputed {
+		v, err := evalOnce(ctx, b.compiler, data, p.query)
+		if err != nil {
+			return nil, nil, fmt.Errorf("policy bundle %s: compute %s: %w", b.source, p.query, err)
+		}
+		if v == nil {
+			continue
+		}
+		if i == 0 {
+			effective = v
+		}
+		if err := setPath(data, p.path, v); err != nil {
+			return nil, nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+		}
+	}
+	return data, effective, nil
 }
 
 func newStore(data map[string]any) storage.Store {

@@ -23,7 +23,7 @@ type TestReport struct {
 	Skipped  int           `json:"skipped"`
 	Failures []TestFailure `json:"failures"`
 	// Coverage is the percentage of the bundle's policy lines (tests excluded) that the
-	// tests evaluate, as OPA's cover package counts it.
+	// tests evaluate, as OPA's cover package counts it; -1 when not computed.
 	Coverage float64 `json:"coverage"`
 }
 
@@ -37,28 +37,44 @@ type TestFailure struct {
 // OK reports whether every test passed (and there was at least one).
 func (r TestReport) OK() bool { return r.Failed == 0 && r.Errored == 0 && r.Passed > 0 }
 
-// RunTests runs the bundle's test_* rules with OPA's tester, as `opa test --coverage`
-// does: the embedded bundle when dir is "", else the bundle in dir. The bundle's data
-// files are loaded as the tests see them under `opa test` (no engine configuration).
-func RunTests(ctx context.Context, dir string) (TestReport, error) {
+// TestOptions configure RunTests.
+type TestOptions struct {
+	// Dir is the bundle directory ("" for the embedded bundle).
+	Dir string
+	// Coverage computes TestReport.Coverage (tracing makes the run much slower).
+	Coverage bool
+}
+
+// RunTests runs the bundle's test_* rules with OPA's tester, as `opa test` does (with
+// --coverage when asked). The store holds what the engine's store holds for the
+// default configuration: the bundle's data files plus the documents the engine
+// precomputes, so the tests also exercise that path.
+func RunTests(ctx context.Context, opts TestOptions) (TestReport, error) {
 	o := buildOptions(nil)
-	if dir != "" {
-		o = buildOptions([]Option{WithDir(dir)})
+	if opts.Dir != "" {
+		o = buildOptions([]Option{WithDir(opts.Dir)})
 	}
 	b, err := loadBundle(o.fsys, o.root, o.source, o.display)
 	if err != nil {
 		return TestReport{}, err
 	}
-	store := newStore(b.data)
-	cov := cover.New()
+	data, _, err := prepareData(ctx, b, Config{})
+	if err != nil {
+		return TestReport{}, err
+	}
+	store := newStore(data)
 	runner := tester.NewRunner().
 		SetCompiler(ast.NewCompiler().WithDefaultRegoVersion(ast.RegoV1).WithEnablePrintStatements(true)).
 		SetStore(store).
 		SetModules(b.modules).
-		SetCoverageQueryTracer(cov).
 		CapturePrintOutput(true).
 		SetTimeout(5 * time.Minute)
-	var report TestReport
+	var cov *cover.Cover
+	if opts.Coverage {
+		cov = cover.New()
+		runner.SetCoverageQueryTracer(cov)
+	}
+	report := TestReport{Coverage: -1, Failures: []TestFailure{}}
 	err = storage.Txn(ctx, store, storage.TransactionParams{}, func(txn storage.Transaction) error {
 		ch, err := runner.RunTests(ctx, txn)
 		if err != nil {
@@ -88,7 +104,9 @@ func RunTests(ctx context.Context, dir string) (TestReport, error) {
 		return TestReport{}, fmt.Errorf("run tests of policy bundle %s: %w", o.source, err)
 	}
 	sort.Slice(report.Failures, func(i, j int) bool { return report.Failures[i].Name < report.Failures[j].Name })
-	report.Coverage = coverage(cov, b.modules)
+	if cov != nil {
+		report.Coverage = coverage(cov, b.modules)
+	}
 	return report, nil
 }
 

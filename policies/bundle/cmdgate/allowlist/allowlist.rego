@@ -61,18 +61,15 @@ category_of(e) := ids[0] if {
 #   categories:  [{id, title, commands}] in display order, for the system prompt
 computed := {
 	"names": {e: category_of(e) | some e in entries; not contains(e, " ")},
-	"subcommands": {n: {"entries": subs, "max": max([k | some w, _ in words; k := count(w) - 1])} |
-		some e in entries
-		contains(e, " ")
-		n := split(e, " ")[0]
-		words := {split(x, " "): category_of(x) |
-			some x in entries
-			startswith(x, concat("", [n, " "]))
-		}
-		subs := {concat(" ", array.slice(w, 1, count(w))): cat | some w, cat in words}
+	"subcommands": {n: {"entries": subs, "max": max([k | some s, _ in subs; k := count(split(s, " "))])} |
+		some n in {split(e, " ")[0] | some e in multi_entries}
+		prefix := concat("", [n, " "])
+		subs := {substring(e, count(prefix), -1): category_of(e) | some e in multi_entries; startswith(e, prefix)}
 	},
 	"categories": display_categories,
 }
+
+multi_entries := {e | some e in entries; contains(e, " ")}
 
 display_categories := array.concat(
 	[{"id": cat.id, "title": cat.title, "commands": cmds} |

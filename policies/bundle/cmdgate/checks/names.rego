@@ -42,6 +42,7 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 	msg := sprintf("%s: %s", [c.name, reason])
 } else := lib.finding(lib.unknown_effect, "allowlist.path_command", msg, c) if {
 	contains(c.path, "/")
+	not function_call(c)
 	not lib.system_path(c.path)
 	msg := sprintf("%s is run by a path outside the system directories; only the tools installed there are on the allowlist", [c.path])
 } else := lib.finding("deny", "forbidden.command", msg, c) if {
@@ -53,10 +54,16 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 } else := lib.finding(lib.unknown_effect, "allowlist.unknown_command", msg, c) if {
 	count(c.argv) > 0
 	not eff.names[c.name]
+	not function_call(c)
 	not allowlist.allowed_unlisted(c, eff)
 	not job_control_only(c)
 	msg := unknown_message(c, eff)
 }
+
+# function_call reports a call of a function the script defined earlier (parse's
+# function_call): bash runs the function's body, whose commands are checked where it is
+# defined, not a program. (A function named like a forbidden command stays forbidden.)
+function_call(c) if c.function_call == true
 
 # kill of the shell's own jobs only (kill %1, kill -TERM %+) is job control, not the
 # forbidden kill; it is a builtin then.

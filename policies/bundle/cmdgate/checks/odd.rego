@@ -14,8 +14,10 @@ findings contains f if {
 	some f in odd_findings(c, lib.profile_for(c))
 }
 
-odd_findings(c, p) := (odd_name_findings(c) | odd_special_findings(c, p)) | tools.check(p.key, c) if {
-	p.key in data.cmdgate.checked_keys
+# (Each part is a set comprehension so that it is defined, if empty, whatever the
+# rules give: an undefined part would hide the others.)
+odd_findings(c, p) := (odd_name_findings(c) | odd_special_findings(c, p)) | {f | some f in tools.check(p.key, c)} if {
+	lib.checked_key(p.key)
 } else := odd_name_findings(c) | odd_special_findings(c, p)
 
 odd_name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)}

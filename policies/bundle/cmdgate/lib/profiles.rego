@@ -45,48 +45,47 @@ profile(n, eff) := {
 	"forbidden": forbidden,
 	"shell": shell,
 	"interpreter": interpreter,
-	"download": name_in(n, key, lists.download_tools),
+	"download": name_in(n, key, download_set),
 	"network": object.get(lists.network, key, false),
 	"writer": writer,
 	"writes_operands": writes_operands(writer),
 	"in_place": in_place,
 	"pattern": object.get(lists.pattern_tools, key, false),
-	"non_path": name_in(n, key, lists.non_path_tools),
+	"non_path": name_in(n, key, non_path_set),
 	"runs_files": runs,
 	"special": concat("+", [k | some k, on in {"options": writer_options(writer), "in_place": in_place != false, "programs": runs}; on]),
 } if {
 	key := tool_key(n)
 	forbidden := object.get(lists.forbidden, n, "")
-	allowed := all_true([object.get(eff.names, n, "") != "", forbidden == ""])
-	shell := name_in(n, key, lists.shells)
+	allowed := allowed_name(eff, n, forbidden)
+	shell := name_in(n, key, shells_set)
 	interpreter := object.get(lists.interpreter_names, n, object.get(lists.interpreter_names, key, ""))
 	writer := writer_spec(object.get(lists.writers, n, object.get(lists.writers, key, false)))
 	in_place := object.get(lists.in_place, key, false)
 	runs := runs_files(n, key)
 }
 
-all_true(xs) if every x in xs {
-	x == true
-}
+allowed_name(eff, n, "") := object.get(eff.names, n, "") != ""
 
-default all_true(_) := false
+allowed_name(_, _, forbidden) := false if forbidden != ""
 
-name_in(n, _, list) if n in list
+name_in(n, key, set) if set[n]
 
-name_in(n, key, list) if {
-	not n in list
-	key in list
-}
+else if set[key]
 
-default name_in(_, _, _) := false
+else := false
+
+shells_set := {x | some x in lists.shells}
+
+download_set := {x | some x in lists.download_tools}
+
+non_path_set := {x | some x in lists.non_path_tools}
 
 runs_files(n, key) if n in runs_files_names
 
-runs_files(n, key) if object.get(lists.interpreter_names, n, object.get(lists.interpreter_names, key, "")) != ""
+else if object.get(lists.interpreter_names, n, object.get(lists.interpreter_names, key, "")) != ""
 
-runs_files(n, key) if name_in(n, key, lists.shells)
-
-default runs_files(_, _) := false
+else := name_in(n, key, shells_set)
 
 writes_operands(false) := false
 
@@ -197,7 +196,7 @@ system_path(p) if {
 # inside the workspace and outside .git, no run-time words). A document without the
 # field (hand-written) has every command checked.
 to_check := [] if {
-	{c.contained | some c in input.commands} == {true}
+	{object.get(c, "contained", false) | some c in input.commands} == {true}
 } else := [i | some i, c in input.commands; object.get(c, "contained", false) == false]
 
 writer_options(spec) := spec.options if is_object(spec)

@@ -6,12 +6,13 @@ import data.cmdgate.lib
 # that holds secret locations (/, /home, /root, /etc, ...), reads the secrets too.
 recursive_secret_read(c, roots) := {lib.finding("deny", "secrets.read", msg, c) |
 	some r in roots
-	not r.inside_workspace
-	not r.dynamic
+	r.inside_workspace == false
+	r.dynamic == false
 	r.path != ""
-	some s in secret_roots
-	lib.under(s, lib.clean(r.path))
-	msg := sprintf("%s reads the whole tree under %s, which holds %s", [c.name, r.text, s])
+	root := lib.clean(r.path)
+	held := sort([s | some s in secret_roots; lib.under(s, root)])
+	count(held) > 0
+	msg := sprintf("%s reads the whole tree under %s, which holds secret locations (%s)", [c.name, r.text, concat(", ", array.slice(held, 0, 3))])
 }
 
 secret_roots := {s |

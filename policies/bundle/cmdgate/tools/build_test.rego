@@ -1,0 +1,51 @@
+package cmdgate.tools.build_test
+
+import data.cmdgate.testlib as t
+
+test_go_exec_options if {
+	every argv in [["go", "test", "-exec", "x", "./..."], ["go", "build", "-toolexec=x", "./..."], ["go", "vet", "-vettool=x", "./..."], ["go", "build", "--toolexec", "x"]] {
+		"escape.go_exec" in t.rules(t.run([argv]))
+	}
+	t.run([["go", "test", "-run", "TestExec", "./..."]]).action == "allow"
+}
+
+test_go_env_write if {
+	"write.tool_config" in t.rules(t.run([["go", "env", "-w", "GOFLAGS=x"]]))
+	t.run([["go", "env", "GOPATH"]]).action == "allow"
+}
+
+test_cargo_config if {
+	"escape.cargo_config" in t.rules(t.run([["cargo", "--config", "x", "build"]]))
+}
+
+test_make_eval if {
+	"escape.make_eval" in t.rules(t.run([["make", "--eval=$(shell id)"]]))
+	"escape.make_eval" in t.rules(t.run([["make", "-E", "x"]]))
+	"escape.make_eval" in t.rules(t.run([["make", "X=`id`"]]))
+	t.run([["make", "CFLAGS=-O2", "all"]]).action == "allow"
+}
+
+test_maven_exec if {
+	"escape.maven_exec" in t.rules(t.run([["mvn", "exec:exec"]]))
+	"escape.maven_exec" in t.rules(t.run([["maven", "antrun:run"]]))
+	t.run([["mvn", "test"]]).action == "allow"
+}
+
+test_global_installs_and_config if {
+	"write.outside_workspace" in t.rules(t.run([["npm", "install", "-g", "x"]]))
+	"write.outside_workspace" in t.rules(t.run([["yarn", "global", "add", "x"]]))
+	"write.outside_workspace" in t.rules(t.run([["pip", "install", "--user", "x"]]))
+	"write.outside_workspace" in t.rules(t.run([["pip3", "install", "--target", "/opt/x", "y"]]))
+	"write.tool_config" in t.rules(t.run([["npm", "config", "set", "x", "y"]]))
+	"write.tool_config" in t.rules(t.run([["pip", "config", "set", "x", "y"]]))
+	"escape.npm_script_shell" in t.rules(t.run([["npm", "--script-shell=/tmp/x", "test"]]))
+	t.run([["npm", "config", "get", "registry"]]).action == "allow"
+}
+
+test_wrapped_commands if {
+	"forbidden.command" in t.rules(t.run([["bundle", "exec", "sudo", "x"]]))
+	"escape.wrapped_shell" in t.rules(t.run([["conda", "run", "-n", "e", "bash", "-c", "x"]]))
+	"allowlist.unknown_command" in t.rules(t.run([["npm", "exec", "--", "cowsay"]]))
+	t.run([["bundle", "exec", "rspec"]]).action == "allow"
+	t.run([["bundle", "install"]]).action == "allow"
+}

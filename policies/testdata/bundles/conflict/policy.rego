@@ -1,0 +1,5 @@
+package cmdgate
+
+decision := {"action": "allow", "reasons": []} if count(input.commands) >= 0
+
+decision := {"action": "deny", "reasons": []} if count(input.commands) >= 0

@@ -1,0 +1,3 @@
+package cmdgate
+
+decision := {"action": "maybe", "reasons": []}

@@ -1,0 +1,3 @@
+package cmdgate
+
+decision := {"action": "allow", "reasons": []} if input.never == true
