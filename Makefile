@@ -18,7 +18,7 @@ test: lint opa-test
 
 # The default policy bundle also passes stock `opa test` (the OPA CLI of the pinned module).
 opa-test:
-	$(GO) tool opa test policies/
+	$(GO) tool opa test policies/bundle
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)

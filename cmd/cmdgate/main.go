@@ -48,6 +48,8 @@ func commands() []command {
 		{"exec", "run a command through a gateway (client of POST /v1/exec)", (*Main).runExec},
 		{"token", "create, list and revoke API tokens", (*Main).runToken},
 		{"audit", "query, verify and export the audit log", (*Main).runAudit},
+		{"decide", "decide commands offline with the policy (nothing runs)", (*Main).runDecide},
+		{"policy", "test a policy bundle, print the system prompt, evaluate raw inputs", (*Main).runPolicy},
 	}
 }
 
