@@ -343,7 +343,7 @@ func TestPrompt(t *testing.T) {
 		"Test Execution: pytest, jest, mocha, rspec, phpunit, go test, cargo test, dotnet test\n",
 		"Version Control: git status, git diff, git log, git branch, git show, git blame, ",
 		"Utilities: echo, pwd, cd, mkdir, rm, cp, mv, touch, chmod, env, which, curl, wget, tar, unzip, jq, sed, awk, sort, uniq, xargs, tee\n",
-		"Shell builtins: cd, exit, true, false, test, ",
+		"Shell builtins: exit, true, false, test, [, export, ",
 		"### Recommended Usage",
 	} {
 		if !strings.Contains(p, want) {

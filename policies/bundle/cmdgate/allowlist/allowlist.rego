@@ -71,10 +71,12 @@ computed := {
 
 multi_entries := {e | some e in entries; contains(e, " ")}
 
+# display_categories lists each entry once, under the first category that has it (the
+# builtins category shows only the builtins no other category lists).
 display_categories := array.concat(
 	[{"id": cat.id, "title": cat.title, "commands": cmds} |
 		some cat in array.concat(lib.lists.categories, [lib.lists.builtins])
-		cmds := [e | some e in cat.commands; normalize(e) in entries]
+		cmds := [e | some e in cat.commands; normalize(e) in entries; category_of(normalize(e)) == cat.id]
 		count(cmds) > 0
 	],
 	[{"id": id, "title": title, "commands": cmds} |

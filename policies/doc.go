@@ -1,0 +1,29 @@
+// Package policies loads, validates, tests and evaluates the Rego policy that decides
+// every command cmdgate sees (DESIGN.md contract 2), and embeds the default bundle.
+//
+// An Engine is built once from a bundle (the embedded default, or a directory: New
+// with WithDir) and a Config (the `policy:` section of the configuration file: the
+// allowlist settings of seed 001 6.3.8 and the answers for unknown and dynamic
+// commands). New parses and compiles the bundle (a *BundleError names file and line for
+// every problem), computes the documents that depend on data only (the effective
+// allowlist and the name index, data.cmdgate.effective and data.cmdgate.index) and
+// prepares the query data.cmdgate.decision. Decide then evaluates it per request on a
+// parse.Document, converted to the Rego input value without a JSON round trip
+// (InputValue).
+//
+// Decisions fail closed: an evaluation error, no result, a malformed result or an
+// unknown action gives a deny whose reason says why (rules engine.error,
+// engine.undefined, engine.malformed), and the error is returned too. The action is
+// raised to the strongest effect among the reasons (deny over ask over allow).
+//
+// Every decision carries the engine's Revision: a sha256 over the bundle's files
+// (paths and contents, sorted) and the effective configuration, so it names exactly
+// the rules and lists that decided. Reload swaps in another bundle or configuration
+// atomically after validating it; on error the engine keeps the one it had. An Engine
+// is safe for concurrent use.
+//
+// RunTests runs a bundle's Rego tests with OPA's tester (what `cmdgate policy test`
+// prints); Prompt renders the system-prompt text of seed 001 6.5 with the effective
+// allowed commands. policies/README.md documents the bundle for the security teams who
+// edit it: the input, the output, the data keys, every rule, and how to extend it.
+package policies
