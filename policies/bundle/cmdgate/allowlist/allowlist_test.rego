@@ -27,7 +27,7 @@ test_default_categories if {
 
 test_categories_for_the_prompt if {
 	titles := [c.title | some c in allowlist.computed.categories]
-	titles == ["Build/Package Management", "Test Execution", "Linter/Formatter", "File Operations", "Version Control", "Utilities", "Wrappers (the wrapped command is checked on its own)", "Shell builtins"]
+	titles == ["Build/Package Management", "Test Execution", "Linter/Formatter", "File Operations", "Version Control", "Utilities", "Text and system utilities", "Wrappers (the wrapped command is checked on its own)", "Shell builtins"]
 	some c in allowlist.computed.categories
 	c.id == "vcs"
 	array.slice(c.commands, 0, 6) == ["git status", "git diff", "git log", "git branch", "git show", "git blame"]

@@ -37,3 +37,11 @@ test_dynamic_assignment_value_is_not_arithmetic_text if {
 	d := t.decide(object.union(base, {"assignments": [{"name": "v", "value": "$(pwd)", "dynamic": true, "append": false, "via": [], "context": t.context, "pos": {"line": 1, "col": 1}}]}))
 	d.action == "allow"
 }
+
+test_dev_tcp_in_values if {
+	base := t.doc([t.command(0, ["cat"])])
+	d := t.decide(object.union(base, {"assignments": [{"name": "f", "value": "/dev/tcp/10.0.0.1/80", "dynamic": false, "append": false, "via": [], "context": t.context, "pos": {"line": 1, "col": 1}}]}))
+	"network.dev_tcp" in t.rules(d)
+	d2 := t.decide(t.doc([t.set(t.command(0, ["cat"]), {"env": {"F": "/dev/udp/1.2.3.4/53"}})]))
+	"network.dev_tcp" in t.rules(d2)
+}

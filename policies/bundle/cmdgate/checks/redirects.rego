@@ -1,4 +1,5 @@
-# Redirects: writes outside the workspace (a dynamic or ~ target counts as outside;
+# Redirects: bash's /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT pseudo-files, which open
+# a network connection on any redirect (<, >, <>, exec 3<>); writes outside the workspace (a dynamic or ~ target counts as outside;
 # sinks such as /dev/null and /dev/stderr are fine; descriptor duplications such as
 # 2>&1 write no file), writes into .git/ (its config and hooks run code), and `<` reads
 # of secret locations.
@@ -13,8 +14,11 @@ findings contains f if {
 	f := redirect_finding(c, r)
 }
 
-# write.outside_workspace, write.git_internals, secrets.read
-redirect_finding(c, r) := lib.finding("deny", "write.outside_workspace", msg, c) if {
+# network.dev_tcp, write.outside_workspace, write.git_internals, secrets.read
+redirect_finding(c, r) := lib.finding("deny", "network.dev_tcp", msg, c) if {
+	lib.dev_net(r.path, r.target)
+	msg := sprintf("%s %s opens a network connection (bash's /dev/tcp and /dev/udp); it is forbidden", [r.op, r.target])
+} else := lib.finding("deny", "write.outside_workspace", msg, c) if {
 	r.write == true
 	lib.outside_write(r)
 	msg := sprintf("%s %s writes outside the workspace", [r.op, r.target])

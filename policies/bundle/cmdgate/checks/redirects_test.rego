@@ -54,3 +54,14 @@ test_read_secret if {
 	decide_redirect("<", "/etc/os-release").action == "allow"
 	decide_redirect("<", "input.txt").action == "allow"
 }
+
+test_dev_tcp if {
+	every op in ["<", ">", ">>", "<>"] {
+		d := decide_redirect(op, "/dev/tcp/10.0.0.1/4444")
+		d.action == "deny"
+		"network.dev_tcp" in t.rules(d)
+	}
+	"network.dev_tcp" in t.rules(decide_redirect("<", "/dev/udp/10.0.0.1/53"))
+	r := object.union(t.redirect("<", "x"), {"target": "/dev/tcp/$HOST/80", "path": "", "inside_workspace": false, "dynamic": true})
+	"network.dev_tcp" in t.rules(t.decide(t.doc([t.set(t.command(0, ["cat"]), {"redirects": [r]})])))
+}

@@ -254,15 +254,36 @@ in_pipeline_after(c) if {
 	c.context.stage > 0
 }
 
-# dangerous_env reports environment variables that change what programs run or where
-# they write (data.cmdgate.lists.dangerous_env), compared case-insensitively.
-dangerous_env(name) if upper(name) in data.cmdgate.lists.dangerous_env.names
+# dangerous_env reports an assignment NAME=value that changes what programs run or
+# where they write (data.cmdgate.lists.dangerous_env), names compared
+# case-insensitively: a listed name or prefix, or a judged name whose value is
+# dangerous (a value that needs run-time state always is).
+dangerous_env(name, _) if upper(name) in data.cmdgate.lists.dangerous_env.names
 
-dangerous_env(name) if {
+dangerous_env(name, _) if {
 	u := upper(name)
 	some p in data.cmdgate.lists.dangerous_env.prefixes
 	startswith(u, p)
 }
+
+dangerous_env(name, value) if {
+	j := data.cmdgate.lists.dangerous_env.judged[upper(name)]
+	dangerous_value(j, value)
+}
+
+dangerous_value(_, value) if dynamic_text(value)
+
+dangerous_value(j, value) if regex.match(j.deny, value)
+
+dangerous_value(j, value) if not regex.match(j.allow, value)
+
+# dev_net reports bash's network pseudo-files /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT
+# by resolved path or in text (a dynamic target, an assigned value).
+dev_net(path, _) if startswith(path, "/dev/tcp/")
+
+dev_net(path, _) if startswith(path, "/dev/udp/")
+
+dev_net(_, text) if regex.match(`/dev/+(tcp|udp)(/|$)`, text)
 
 # substitution_text reports static text that holds a command substitution.
 substitution_text(w) if contains(w, "$(")

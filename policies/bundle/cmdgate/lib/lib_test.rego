@@ -99,10 +99,27 @@ test_git_internal if {
 }
 
 test_dangerous_env if {
-	lib.dangerous_env("LD_PRELOAD")
-	lib.dangerous_env("dyld_insert_libraries")
-	lib.dangerous_env("GIT_CONFIG_KEY_0")
-	not lib.dangerous_env("GOOS")
+	lib.dangerous_env("LD_PRELOAD", "x.so")
+	lib.dangerous_env("dyld_insert_libraries", "x")
+	lib.dangerous_env("GIT_CONFIG_KEY_0", "core.pager")
+	not lib.dangerous_env("GOOS", "linux")
+}
+
+test_dangerous_env_judged_by_value if {
+	not lib.dangerous_env("GOFLAGS", "-mod=mod")
+	not lib.dangerous_env("GOFLAGS", "-mod=vendor -trimpath -tags=integration")
+	lib.dangerous_env("GOFLAGS", "-toolexec=/tmp/x")
+	lib.dangerous_env("GOFLAGS", "-mod=mod --exec /tmp/run")
+	lib.dangerous_env("goflags", "-ldflags=-extld=/tmp/evil")
+	lib.dangerous_env("GOFLAGS", "-overlay=/tmp/o.json")
+	lib.dangerous_env("GOFLAGS", "$X")
+	not lib.dangerous_env("CC", "clang")
+	not lib.dangerous_env("CC", "gcc-12")
+	lib.dangerous_env("CC", "/tmp/evil")
+	lib.dangerous_env("CC", "./cc")
+	lib.dangerous_env("CC", "sh -c id")
+	not lib.dangerous_env("CXX", "g++")
+	lib.dangerous_env("LD", "ld; id")
 }
 
 test_finding if {

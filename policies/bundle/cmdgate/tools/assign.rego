@@ -43,7 +43,7 @@ check(k, c) := arithmetic_findings(c) if k == "wait"
 assign_findings(c) := {lib.finding("deny", "env.dangerous", msg, c) |
 	some o in c.operands
 	name := assigned_name(o.text)
-	lib.dangerous_env(name)
+	lib.dangerous_env(name, assigned_operand_value(o))
 	msg := sprintf("%s %s can make later commands run other code; it is not allowed", [c.name, name])
 }
 
@@ -52,6 +52,12 @@ assigned_name(text) := n if {
 	n := trim_suffix(split(text, "=")[0], "+")
 	regex.match(`^[A-Za-z_][A-Za-z0-9_%]*$`, n)
 }
+
+# assigned_operand_value is the value of a NAME=VALUE operand, "$" (run-time) when the
+# operand is dynamic.
+assigned_operand_value(o) := "$" if o.dynamic == true
+
+else := substring(o.text, indexof(o.text, "=") + 1, -1)
 
 arithmetic_findings(c) := {lib.finding("deny", "escape.arithmetic_substitution", msg, c) |
 	some o in c.operands

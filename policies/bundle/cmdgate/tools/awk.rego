@@ -1,6 +1,7 @@
 # awk (gawk, mawk, nawk): programs that run commands (system(), print | "cmd",
 # "cmd" | getline, |&), write files (print > "file"), load extensions (@load) or come
-# from a file the policy cannot read (-f, -E, -i, -l).
+# from a file the policy cannot read (-f, -E, -i, -l), or open network connections
+# (gawk's /inet/tcp/... special files).
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -18,7 +19,12 @@ awk_findings(c) := ({lib.finding("deny", "escape.awk_exec", msg, c) |
 	some o in awk_file_options
 	awk_option(c.argv, o)
 	msg := sprintf("awk %s runs a program or extension from a file the policy cannot check", [o])
-}) | inline_secret_findings(c, array.slice(c.argv, 1, count(c.argv)))
+}) | ({lib.finding("deny", "network.awk_inet", msg, c) |
+	some i, w in c.argv
+	i > 0
+	regex.match(`/inet[46]?/(tcp|udp)/`, w)
+	msg := sprintf("the awk program %q opens a network connection (gawk's /inet special files)", [w])
+} | inline_secret_findings(c, array.slice(c.argv, 1, count(c.argv))))
 
 awk_exec_pattern := `\bsystem\s*\(|\|\s*getline|\|&|\bprintf?\b[^;}]*[>|]|@load|@include`
 

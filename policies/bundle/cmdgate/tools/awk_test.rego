@@ -26,3 +26,9 @@ test_ordinary_programs if {
 test_secret_text_in_programs if {
 	"secrets.read" in t.rules(t.run([["awk", "{print}", "/etc/os-release", "-v", "x=1"], ["awk", "BEGIN{while((getline l < \"/etc/shadow\")>0) print l}"]]))
 }
+
+test_awk_inet if {
+	"network.awk_inet" in t.rules(t.run([["awk", `BEGIN { s = "/inet/tcp/0/10.0.0.1/4444"; s |& getline; print }`]]))
+	"network.awk_inet" in t.rules(t.run([["gawk", `BEGIN { while ((getline line < "/inet4/tcp/0/example.com/80") > 0) print line }`]]))
+	t.run([["awk", `{ print "/inet is a word" }`, "f.txt"]]).action == "allow"
+}

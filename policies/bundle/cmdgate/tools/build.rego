@@ -39,12 +39,42 @@ make_findings(c) := {lib.finding("deny", "escape.make_eval", "make --eval/-E eva
 	some i, w in c.argv
 	i > 0
 	make_eval_word(w)
-} | {lib.finding("deny", "escape.make_eval", msg, c) |
+} | {f |
 	some o in c.operands
 	contains(o.text, "=")
-	regex.match(`\$[({]shell\b|\x60`, o.text)
-	msg := sprintf("make %s runs a shell command through a variable", [o.text])
+	f := make_variable_finding(c, o, make_assignment(o.text))
 }
+
+# make_assignment splits a command-line variable NAME[:|::|+|?|!]=VALUE.
+make_assignment(text) := {"name": m[1], "op": m[2], "value": m[3]} if {
+	m := regex.find_all_string_submatch_n(`^([^=\s:+?!]+)\s*(::?|\+|\?|!)?=((?s).*)$`, text, 1)[0]
+}
+
+# make_variable_finding: escape.make_variable for the variables that change how make
+# runs recipes (lists.make_variables), `!=` (make runs the value in a shell) and values
+# that look like a command; env.dangerous for the environment variables make passes
+# on (PATH, LD_PRELOAD, CC=/tmp/x, ...).
+make_variable_finding(c, o, a) := lib.finding("deny", "escape.make_variable", msg, c) if {
+	a.name in lib.lists.make_variables
+	msg := sprintf("make %s= changes how make runs recipes; it is not allowed", [a.name])
+} else := lib.finding("deny", "escape.make_variable", msg, c) if {
+	a.op == "!"
+	msg := sprintf("make %s!= runs its value in a shell", [a.name])
+} else := lib.finding("deny", "env.dangerous", msg, c) if {
+	lib.dangerous_env(a.name, make_value(o, a))
+	msg := sprintf("make %s= can make the recipes run other code; it is not allowed", [a.name])
+} else := lib.finding("deny", "escape.make_variable", msg, c) if {
+	command_like(a.value)
+	msg := sprintf("make %s=%s looks like a command the recipes would run", [a.name, a.value])
+}
+
+make_value(o, a) := "$" if o.dynamic == true
+
+else := a.value
+
+# command_like reports a value holding shell syntax, make's $(shell)/$(eval), a $$(...)
+# that reaches the recipe's shell, or a shell or interpreter with arguments.
+command_like(v) if regex.match(`[;&|<>\x60]|\$[({](shell|eval)\b|\$\$[({]|^\s*(\S*/)?(sh|bash|zsh|dash|ksh|mksh|fish|busybox|env|eval|exec|python[0-9.]*|perl|ruby|node|php|lua)\s`, v)
 
 make_eval_word(w) if split(w, "=")[0] == "--eval"
 

@@ -21,7 +21,6 @@ test_cargo_config if {
 test_make_eval if {
 	"escape.make_eval" in t.rules(t.run([["make", "--eval=$(shell id)"]]))
 	"escape.make_eval" in t.rules(t.run([["make", "-E", "x"]]))
-	"escape.make_eval" in t.rules(t.run([["make", "X=`id`"]]))
 	t.run([["make", "CFLAGS=-O2", "all"]]).action == "allow"
 }
 
@@ -48,4 +47,21 @@ test_wrapped_commands if {
 	"allowlist.unknown_command" in t.rules(t.run([["npm", "exec", "--", "cowsay"]]))
 	t.run([["bundle", "exec", "rspec"]]).action == "allow"
 	t.run([["bundle", "install"]]).action == "allow"
+}
+
+test_make_variables if {
+	"escape.make_variable" in t.rules(t.run([["make", "SHELL=/bin/sh -c id"]]))
+	"escape.make_variable" in t.rules(t.run([["make", ".SHELLFLAGS=-c id;"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "MAKEFLAGS=--eval=x"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "MAKE=sh -c id", "all"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "X!=id"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "X:=$(shell id)"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "X=`id`"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "GO=sh -c 'id'", "build"]]))
+	"escape.make_variable" in t.rules(t.run([["make", "RUN=a; id"]]))
+	"env.dangerous" in t.rules(t.run([["make", "PATH=/tmp/bin"]]))
+	"env.dangerous" in t.rules(t.run([["make", "CC=/tmp/evil"]]))
+	t.run([["make", "CC=clang", "VERSION=1.2.3", "-j4", "all"]]).action == "allow"
+	t.run([["make", "CFLAGS=-O2 -g", "PREFIX=/usr/local"]]).action == "allow"
+	t.run([["make", "OUT=$(CURDIR)/build"]]).action == "allow"
 }

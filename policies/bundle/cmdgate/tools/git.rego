@@ -104,8 +104,8 @@ git_word_findings(c) := set() if {
 	git_subcommand(c.argv) in {"clone", "fetch", "pull", "ls-remote", "archive"}
 }
 
-# git_readonly_findings: the read-only extras of the default list (git config, stash,
-# remote, reflog) only in their read forms, unless the configuration adds the entry.
+# git_readonly_findings: git branch and the read-only extras of the default list (git
+# config, stash, remote, reflog) only in their read forms, unless the configuration adds the entry.
 git_readonly_findings(c, sub_i) := {lib.finding(lib.unknown_effect, "allowlist.unknown_command", msg, c) |
 	sub := c.argv[sub_i]
 	rules := data.cmdgate.lists.git.readonly_args[sub]
@@ -123,6 +123,25 @@ git_readonly_ok(words, rules) if {
 git_denied_word(words, rules) if {
 	some w in words
 	w in object.get(rules, "deny_words", [])
+}
+
+# git accepts unambiguous abbreviations of long options (--del for --delete) ...
+git_denied_word(words, rules) if {
+	some w in words
+	startswith(w, "--")
+	name := split(w, "=")[0]
+	count(name) > 3
+	some d in object.get(rules, "deny_words", [])
+	startswith(d, name)
+}
+
+# ... and clusters of short options (-df).
+git_denied_word(words, rules) if {
+	some w in words
+	regex.match(`^-[A-Za-z]{2,}$`, w)
+	some d in object.get(rules, "deny_words", [])
+	regex.match(`^-[A-Za-z]$`, d)
+	contains(w, substring(d, 1, 1))
 }
 
 git_denied_word(words, rules) if {

@@ -54,6 +54,17 @@ test_readonly_extras if {
 	}
 }
 
+test_branch_read_forms if {
+	every argv in [["git", "branch"], ["git", "branch", "-a"], ["git", "branch", "-vv"], ["git", "branch", "--list", "feat*"], ["git", "branch", "--contains", "HEAD"], ["git", "branch", "--merged", "main"], ["git", "branch", "--color=always"], ["git", "branch", "feature-x"]] {
+		t.run([argv]).action == "allow"
+	}
+	every argv in [["git", "branch", "-D", "main"], ["git", "branch", "--delete", "x"], ["git", "branch", "--del", "x"], ["git", "branch", "-dr", "origin/x"], ["git", "branch", "-m", "a", "b"], ["git", "branch", "--force", "main", "HEAD~3"], ["git", "branch", "--set-upstream-to=origin/x"]] {
+		d := t.run([argv])
+		d.action == "deny"
+		"allowlist.unknown_command" in t.rules(d)
+	}
+}
+
 test_readonly_extras_added_whole if {
 	d := t.decide_config(t.script([["git", "stash", "pop"]]), {"allowed_commands": {"additional": ["git stash"]}})
 	d.action == "allow"

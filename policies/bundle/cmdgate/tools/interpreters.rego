@@ -1,6 +1,6 @@
 # Interpreters (python, node, perl, ruby, php, lua): inline programs (-c, -e, -r) and
 # here-document programs that spawn processes, open sockets, reach the network or
-# evaluate strings; python -m modules that serve or open shells; perl/ruby -i edits.
+# evaluate strings, or write files outside the workspace; python -m modules that serve or open shells; perl/ruby -i edits.
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -34,7 +34,19 @@ code_findings(c, spec, words) := {lib.finding("deny", "escape.interpreter_code",
 	some w in words
 	regex.match(spec.patterns, w)
 	msg := sprintf("the %s program %q runs processes, opens sockets or evaluates strings", [c.name, truncate(w)])
-} | inline_secret_findings(c, words)
+} | (inline_secret_findings(c, words) | code_write_findings(c, spec, words))
+
+# code_write_findings: a program that writes, removes or renames files (spec.writes)
+# and names a path outside the workspace in a string literal ('/etc/x', "~/.bashrc",
+# '../x'): write.outside_workspace. Paths built at run time are not seen.
+code_write_findings(c, spec, words) := {lib.finding("deny", "write.outside_workspace", msg, c) |
+	some w in words
+	regex.match(spec.writes, w)
+	some m in regex.find_all_string_submatch_n(`['"\x60]((/|~|\.\./)[^'"\x60]*)['"\x60]`, w, -1)
+	t := lib.target(c, m[1])
+	lib.outside_write(t)
+	msg := sprintf("the %s program writes files and names %s, outside the workspace", [c.name, m[1]])
+}
 
 truncate(w) := concat("", [substring(w, 0, 120), "..."]) if count(w) > 120
 

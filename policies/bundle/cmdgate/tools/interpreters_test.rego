@@ -44,3 +44,30 @@ test_in_place_edits if {
 	d := t.decide_config(t.script([["perl", "-pi", "-e", "s/a/b/", "/etc/hosts"]]), {"allowed_commands": {"additional": ["perl"]}})
 	"write.outside_workspace" in t.rules(d)
 }
+
+test_inline_writes_outside_workspace if {
+	every argv in [
+		["python3", "-c", `open("/etc/passwd", "a").write("x")`],
+		["python3", "-c", `import pathlib; pathlib.Path('/tmp/x').write_text('y')`],
+		["python", "-c", `import os; os.remove('../other/file')`],
+		["node", "-e", `require("fs").writeFileSync("/etc/cron.d/x", "* * * * * id")`],
+		["perl", "-e", `open(my $f, ">>", "/etc/hosts"); print $f "x"`],
+		["ruby", "-e", `File.write("/tmp/x", "y")`],
+		["php", "-r", `file_put_contents("/etc/x", "y");`],
+		["python3", "-c", `open('~/.bashrc', 'w')`],
+	] {
+		d := t.run([argv])
+		d.action == "deny"
+		"write.outside_workspace" in t.rules(d)
+	}
+	every argv in [
+		["python3", "-c", `open("out/report.txt", "w").write("x")`],
+		["python3", "-c", `print(open("/etc/os-release").read())`],
+		["python3", "-c", `import sys; open('/dev/null', 'w')`],
+	] {
+		t.run([argv]).action == "allow"
+	}
+
+	# node is not on the default allowlist; the write rule still stays quiet.
+	not "write.outside_workspace" in t.rules(t.run([["node", "-e", `require("fs").writeFileSync("dist/x.json", "{}")`]]))
+}

@@ -11,11 +11,11 @@ check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	grep_recursive(c.argv)
 }
 
-# rg, ag and ack are recursive by default.
-check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
-	k == "rg"
+# rg, ag and ack are recursive by default (rg's check is in utilities.rego, with its
+# other rules).
+rg_recursive_findings(c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	outside_operand(c)
-}
+} else := set()
 
 check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	k == "ag"

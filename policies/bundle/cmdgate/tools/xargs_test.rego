@@ -13,3 +13,11 @@ test_ordinary_tools if {
 	t.run([["xargs", "-n", "1", "echo"]]).action == "allow"
 	t.run([["xargs"]]).action == "allow"
 }
+
+test_arg_file_secret if {
+	every argv in [["xargs", "-a", "/etc/shadow", "echo"], ["xargs", "--arg-file=/root/.ssh/id_rsa"], ["xargs", "-0a", "/etc/shadow", "echo"]] {
+		"secrets.read" in t.rules(t.run([argv]))
+	}
+	t.run([["xargs", "-a", "files.txt", "wc", "-l"]]).action == "allow"
+	t.run([["xargs", "grep", "-a", "/etc/shadow"]]).action == "allow"
+}
