@@ -19,8 +19,9 @@
 // Every decision carries the engine's Revision: a sha256 over the bundle's files
 // (paths and contents, sorted) and the effective configuration, so it names exactly
 // the rules and lists that decided. Reload swaps in another bundle or configuration
-// atomically after validating it; on error the engine keeps the one it had. An Engine
-// is safe for concurrent use.
+// atomically after validating it; on error the engine keeps the one it had. Snapshot
+// returns the revision, files, configuration, allowlist and prompt of one load (the
+// getters each read the current load). An Engine is safe for concurrent use.
 //
 // RunTests runs a bundle's Rego tests with OPA's tester (what `cmdgate policy test`
 // prints); Prompt renders the system-prompt text of seed 001 6.5 with the effective

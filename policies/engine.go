@@ -258,6 +258,32 @@ func (e *Engine) Config() Config { return e.state.Load().config }
 // Allowlist returns the effective allowlist by category.
 func (e *Engine) Allowlist() Allowlist { return e.state.Load().effective }
 
+// Snapshot is the loaded policy as one consistent view: every field comes from the
+// same load, so a Reload between reads cannot pair one bundle's files with another's
+// revision.
+type Snapshot struct {
+	Revision  string    // as Revision
+	Source    string    // the bundle: a directory, or "embedded"
+	Files     []File    // as Files
+	Config    Config    // as Config
+	Allowlist Allowlist // as Allowlist
+	Prompt    string    // as Prompt
+}
+
+// Snapshot returns the loaded policy's revision, source, files, configuration,
+// allowlist and prompt from one load.
+func (e *Engine) Snapshot() Snapshot {
+	s := e.state.Load()
+	return Snapshot{
+		Revision:  s.revision,
+		Source:    s.source,
+		Files:     append([]File(nil), s.files...),
+		Config:    s.config,
+		Allowlist: s.effective,
+		Prompt:    promptText(s.effective),
+	}
+}
+
 // Decide evaluates the policy on a command document. It always returns a decision:
 // when evaluation fails, the policy gives no decision, or the decision is malformed, the
 // decision is a deny whose reason says why (rules engine.error, engine.undefined,

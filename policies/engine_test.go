@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -303,6 +304,52 @@ func TestConcurrentDecideAndReload(t *testing.T) {
 	}
 	wg.Wait()
 	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestSnapshot: a snapshot is one load's view, also while Reload swaps the bundle.
+func TestSnapshot(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	s := e.Snapshot()
+	if s.Revision != e.Revision() || s.Source != "embedded" || s.Prompt != e.Prompt() ||
+		len(s.Files) != len(e.Files()) || !cmp.Equal(s.Config, e.Config()) {
+		t.Fatalf("Snapshot() = {%s %s %d files} disagrees with the getters", s.Revision, s.Source, len(s.Files))
+	}
+	minimal := filepath.Join("testdata", "bundles", "minimal")
+	other := newEngine(t, WithDir(minimal), WithConfig(Config{AllowedCommands: AllowedCommands{Additional: []string{"custom-tool"}}})).Snapshot()
+	want := map[string]Snapshot{s.Revision: s, other.Revision: other}
+
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			got := e.Snapshot()
+			w, ok := want[got.Revision]
+			if !ok || got.Source != w.Source || got.Prompt != w.Prompt || len(got.Files) != len(w.Files) {
+				errs <- fmt.Errorf("Snapshot() = revision %s source %s: a mix of two loads", got.Revision, got.Source)
+				return
+			}
+		}
+	}()
+	for i := range 6 {
+		opts := []Option{WithDir(minimal), WithConfig(Config{AllowedCommands: AllowedCommands{Additional: []string{"custom-tool"}}})}
+		if i%2 == 1 {
+			opts = nil
+		}
+		if err := e.Reload(t.Context(), opts...); err != nil {
+			t.Errorf("Reload: %v", err)
+		}
+	}
+	close(done)
 	for err := range errs {
 		t.Error(err)
 	}

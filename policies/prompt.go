@@ -105,5 +105,9 @@ const promptTemplate = "## Command Execution Feature\n" +
 // Prompt returns the system-prompt text of seed 001 6.5 with the effective allowed
 // commands by category in place of {allowed_commands_list}.
 func (e *Engine) Prompt() string {
-	return strings.Replace(promptTemplate, "{allowed_commands_list}", e.Allowlist().String(), 1)
+	return promptText(e.Allowlist())
+}
+
+func promptText(a Allowlist) string {
+	return strings.Replace(promptTemplate, "{allowed_commands_list}", a.String(), 1)
 }
