@@ -2,6 +2,8 @@ package policies
 
 import (
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -10,15 +12,17 @@ import (
 
 // InputValue converts a command document to the Rego input value, field for field the
 // value its JSON encoding would give, without the JSON round trip (the engine's hot
-// path). TestInputValueMatchesJSON holds the two equal.
+// path), plus one derived field per command, "contained" (see Contained).
+// TestInputValueMatchesJSON holds the two equal.
 //
-// Object keys are shared, prebuilt terms; the terms of one document's strings are
-// allocated together. Terms are never modified by evaluation, so sharing is safe.
+// Object keys are shared, prebuilt terms, and so are the values of contexts, positions
+// and features, which repeat; the terms of one document's strings are allocated
+// together. Terms are never modified by evaluation, so sharing is safe.
 func InputValue(doc *parse.Document) ast.Value {
 	if doc == nil {
 		return ast.NewObject()
 	}
-	b := &builder{}
+	b := &builder{terms: make([]ast.Term, termEstimate(doc))}
 	return ast.NewObject(
 		b.item(kPrincipal, ast.NewObject(
 			b.str(kName, doc.Principal.Name),
@@ -40,7 +44,7 @@ var (
 
 	kIndex, kPath, kArgv, kFlags, kOperands, kRedirects, kEnv, kDynamic, kDynamicName, kGlob, kVia, kContext, kPos = key("index"), key("path"), key("argv"), key("flags"), key("operands"), key("redirects"), key("env"), key("dynamic"), key("dynamic_name"), key("glob"), key("via"), key("context"), key("pos")
 
-	kText, kInsideWorkspace, kArgi = key("text"), key("inside_workspace"), key("argi")
+	kText, kInsideWorkspace, kArgi, kContained = key("text"), key("inside_workspace"), key("argi"), key("contained")
 
 	kOp, kFd, kTarget, kWrite, kBody = key("op"), key("fd"), key("target"), key("write"), key("body")
 
@@ -60,9 +64,23 @@ type builder struct {
 	terms []ast.Term
 }
 
+// termEstimate is about the number of terms InputValue allocates for doc (more is
+// allocated in chunks if needed), so that one allocation holds them all.
+func termEstimate(doc *parse.Document) int {
+	n := 16
+	for i := range doc.Commands {
+		c := &doc.Commands[i]
+		n += 12 + len(c.Argv) + len(c.Flags) + len(c.Via) + 3*len(c.Operands) + 5*len(c.Redirects) + 2*len(c.Env)
+	}
+	for i := range doc.Assignments {
+		n += 6 + len(doc.Assignments[i].Via)
+	}
+	return n
+}
+
 func (b *builder) term(v ast.Value) *ast.Term {
 	if len(b.terms) == 0 {
-		b.terms = make([]ast.Term, 64)
+		b.terms = make([]ast.Term, 32)
 	}
 	t := &b.terms[0]
 	b.terms = b.terms[1:]
@@ -126,7 +144,59 @@ func (b *builder) command(c *parse.Command) ast.Value {
 		b.item(kContext, contextValue(c.Context)),
 		b.item(kPos, posValue(c.Pos)),
 		b.str(kCwd, c.Cwd),
+		boolean(kContained, Contained(c)),
 	)
+}
+
+// Contained reports whether a command names nothing outside the workspace: no
+// environment assignments, no run-time words (Dynamic, DynamicName), every operand a
+// static path inside the workspace and outside .git, and every redirection such a
+// path, a descriptor duplication (2>&1) or a here-document/here-string. The engine
+// adds it to each command of the input as "contained": the policy's path and
+// environment rules skip contained commands of allowed tools (they could not find
+// anything there), so an everyday script costs one test per command. A document
+// without the field (raw JSON input) has every command checked.
+func Contained(c *parse.Command) bool {
+	if c.Dynamic || c.DynamicName || len(c.Env) > 0 {
+		return false
+	}
+	for i := range c.Operands {
+		o := &c.Operands[i]
+		if o.Dynamic || !o.InsideWorkspace || o.Path == "" || gitPath(o.Path) {
+			return false
+		}
+	}
+	for i := range c.Redirects {
+		r := &c.Redirects[i]
+		switch {
+		case r.Dynamic:
+			return false
+		case r.Path == "":
+			if !nameless(r) {
+				return false
+			}
+		case !r.InsideWorkspace || gitPath(r.Path):
+			return false
+		}
+	}
+	return true
+}
+
+// nameless reports a redirection that names no file: a descriptor duplication or a
+// here-document or here-string.
+func nameless(r *parse.Redirect) bool {
+	switch r.Op {
+	case "<<", "<<-", "<<<":
+		return true
+	case ">&", "<&":
+		return !r.Write
+	}
+	return false
+}
+
+// gitPath reports a path inside (or naming) a .git directory.
+func gitPath(p string) bool {
+	return strings.HasSuffix(p, "/.git") || strings.Contains(p, "/.git/")
 }
 
 func (b *builder) strings(ss []string) ast.Value {
@@ -206,7 +276,30 @@ func (b *builder) env(env map[string]string) ast.Value {
 	return ast.NewObject(items...)
 }
 
+// Values that repeat across commands and requests (contexts, positions, features) are
+// built once and shared, within bounds that keep the caches small.
+var (
+	contextCache  sync.Map // parse.Context -> ast.Value
+	posCache      sync.Map // parse.Pos -> ast.Value
+	featuresCache sync.Map // parse.Features -> ast.Value
+)
+
+func cached[K comparable](m *sync.Map, k K, build func(K) ast.Value) ast.Value {
+	if v, ok := m.Load(k); ok {
+		return v.(ast.Value)
+	}
+	v, _ := m.LoadOrStore(k, build(k))
+	return v.(ast.Value)
+}
+
 func contextValue(c parse.Context) ast.Value {
+	if c.PipelineID < -1 || c.PipelineID > 15 || c.Stage < 0 || c.Stage > 15 {
+		return buildContext(c)
+	}
+	return cached(&contextCache, c, buildContext)
+}
+
+func buildContext(c parse.Context) ast.Value {
 	return ast.NewObject(
 		boolean(kPipeline, c.Pipeline),
 		boolean(kSubshell, c.Subshell),
@@ -220,6 +313,13 @@ func contextValue(c parse.Context) ast.Value {
 }
 
 func posValue(p parse.Pos) ast.Value {
+	if p.Line < 0 || p.Line > 255 || p.Col < 0 || p.Col > 255 {
+		return buildPos(p)
+	}
+	return cached(&posCache, p, buildPos)
+}
+
+func buildPos(p parse.Pos) ast.Value {
 	return ast.NewObject(number(kLine, p.Line), number(kCol, p.Col))
 }
 
@@ -246,6 +346,10 @@ func (b *builder) assignments(as []parse.Assignment) ast.Value {
 }
 
 func features(f parse.Features) ast.Value {
+	return cached(&featuresCache, f, buildFeatures)
+}
+
+func buildFeatures(f parse.Features) ast.Value {
 	return ast.NewObject(
 		boolean(kCommandSubstitution, f.CommandSubstitution),
 		boolean(kProcessSubstitution, f.ProcessSubstitution),

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/cmdgate/cmdgate/parse"
 )
 
 // TestInputValueMatchesJSON holds the hand-written converter equal to the value the
-// document's JSON encoding gives, for every corpus script (so a field added to the
-// document and not to the converter fails here).
+// document's JSON encoding gives (plus "contained"), for every corpus script (so a
+// field added to the document and not to the converter fails here).
 func TestInputValueMatchesJSON(t *testing.T) {
 	t.Parallel()
 	docs := []*parse.Document{
@@ -28,9 +29,14 @@ func TestInputValueMatchesJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m any
+		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
+		}
+		if cmds, ok := m["commands"].([]any); ok {
+			for i, c := range cmds {
+				c.(map[string]any)["contained"] = Contained(&doc.Commands[i])
+			}
 		}
 		want, err := ast.InterfaceToValue(m)
 		if err != nil {
@@ -54,5 +60,77 @@ func BenchmarkInputValue(b *testing.B) {
 				InputValue(doc)
 			}
 		})
+	}
+}
+
+func TestContained(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		script string
+		want   []bool
+	}{
+		{"ls", []bool{true}},
+		{"ls src ./README.md /workspace/proj/x", []bool{true}},
+		{"go test ./... 2>&1 | tail -n 50", []bool{true, true}},
+		{"cat > notes.md <<'EOF'\nhi\nEOF", []bool{true}},
+		{"grep x <<< 'text' >&2", []bool{true}},
+		{"cd src && ls ../x", []bool{true, true}},
+		{"ls /etc", []bool{false}},
+		{"ls ..", []bool{false}},
+		{"ls ~/x", []bool{false}},
+		{"ls $X", []bool{false}},
+		{"$CMD", []bool{false}},
+		{"/bin/l?", []bool{false}},
+		{"A=1 ls", []bool{false}},
+		{"ls .git/config", []bool{false}},
+		{"ls sub/.git", []bool{false}},
+		{"ls .gitignore", []bool{true}},
+		{"echo x > /tmp/x", []bool{false}},
+		{"echo x 2>/dev/null", []bool{false}},
+		{"echo x > $F", []bool{false}},
+		{"echo x >> .git/hooks/pre-commit", []bool{false}},
+		{"cat <<EOF\n$X\nEOF", []bool{false}},
+		{"cat < input.txt", []bool{true}},
+		{"cat < /etc/shadow", []bool{false}},
+		{"cd $D && ls x", []bool{false, false}},
+		{"find . -exec rm {} +", []bool{true, false}},
+	} {
+		doc := parse.Script(tc.script, corpusOptions)
+		var got []bool
+		for i := range doc.Commands {
+			got = append(got, Contained(&doc.Commands[i]))
+		}
+		if !cmp.Equal(got, tc.want) {
+			t.Errorf("Contained(%q) = %v, want %v", tc.script, got, tc.want)
+		}
+	}
+}
+
+// TestContainedChangesNoDecision: the decisions with the "contained" field (the fast
+// path) equal those without it (every rule runs), for every corpus script.
+func TestContainedChangesNoDecision(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	for _, c := range loadCorpus(t) {
+		doc := parse.Script(c.script, corpusOptions)
+		fast, err := e.Decide(t.Context(), doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		full, err := e.DecideInput(t.Context(), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(full, fast); diff != "" {
+			t.Errorf("%s:%d: %q: decision with contained differs (-without +with):\n%s", c.file, c.line, c.script, diff)
+		}
 	}
 }

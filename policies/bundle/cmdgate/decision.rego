@@ -7,70 +7,53 @@
 package cmdgate
 
 import data.cmdgate.checks
-import data.cmdgate.lib
 
 findings := checks.findings
 
-action := "deny" if {
+# action: deny when a finding denies (or has an effect the policy does not know: fail
+# closed), else ask when one asks, else allow. Findings with effect "network" are
+# not reasons (see network below).
+action := "allow" if {
+	count(findings) == 0
+} else := "deny" if {
 	some f in findings
-	f.effect != "allow"
-	f.effect != "ask"
+	not f.effect in {"ask", "network"}
 } else := "ask" if {
 	some f in findings
 	f.effect == "ask"
 } else := "allow"
 
-# reasons lists every finding, deny ones first, then by command and rule.
+# reasons lists every finding but the network ones, deny ones first, then by command
+# and rule.
 reasons := [] if count(findings) == 0
 
 else := [{"effect": r[1], "rule": r[3], "message": r[4], "command": r[2]} |
-	some r in sort([[effect_order(f.effect), f.effect, f.command, f.rule, f.message] | some f in findings])
+	some r in sort([[effect_order(f.effect), f.effect, f.command, f.rule, f.message] |
+		some f in findings
+		f.effect != "network"
+	])
 ]
 
 effect_order("ask") := 1
 
 effect_order(e) := 0 if e != "ask"
 
-decision := {
+# (Without findings, the common case, the decision is known at once.)
+decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if {
+	count(findings) == 0
+} else := {
 	"action": action,
 	"reasons": reasons,
 	"sandbox": {"network": network},
 }
 
-# network is true when the request may run and a command needs the network
-# (data.cmdgate.lists.network, through the commands' profiles: true, or the first
-# positional words that need it; python's "-m pip" means python -m pip install).
+# network is true when the request may run and a command needs the network (a finding
+# with effect "network", checks/commands.rego).
 default network := false
 
 network if {
-	needing := lib.index.network
+	count(findings) > 0
 	action != "deny"
-	some c in input.commands
-	p := needing[c.path]
-	needs_network(c, p, p.network)
-}
-
-network if {
-	# commands run by a path or a versioned name (/usr/bin/curl, python3.12 -m pip)
-	action != "deny"
-	profiles := lib.index.profiles
-	some c in input.commands
-	object.get(profiles, c.path, false) == false
-	p := lib.profile_for(c)
-	p.network != false
-	needs_network(c, p, p.network)
-}
-
-needs_network(_, _, true)
-
-needs_network(c, p, subs) if {
-	is_array(subs)
-	lib.first_positional(c.argv, object.get(data.cmdgate.lists.subcommand_value_options, p.key, [])) in subs
-}
-
-needs_network(c, _, "-m pip") if {
-	some j, w in c.argv
-	w == "-m"
-	c.argv[j + 1] in {"pip", "pip3", "ensurepip"}
-	c.argv[j + 2] in {"install", "download", "wheel"}
+	some f in findings
+	f.effect == "network"
 }

@@ -4,7 +4,17 @@ package cmdgate.checks
 import data.cmdgate.lib
 
 findings contains f if {
+	input_ok == false
 	f := input_finding
+}
+
+# input_ok: the common case, checked first (one body instead of the chain below).
+default input_ok := false
+
+input_ok if {
+	input.error == null
+	count(input.commands) > 0
+	startswith(input.request.workspace, "/")
 }
 
 # input.parse_error: the script did not parse (syntax error, too deep, NUL byte, too

@@ -13,15 +13,15 @@ package cmdgate.checks
 import data.cmdgate.allowlist
 import data.cmdgate.lib
 
-# Commands run by a profiled bare name that is not allowed by itself (git needs a
-# subcommand; sudo is forbidden; sh is not listed). Commands run by a path, by a
-# dynamic name or by a name without a profile are checked by checks/odd.rego.
-findings contains f if {
-	unlisted := lib.index.unlisted
-	some c in input.commands
-	unlisted[c.path] == true
-	f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)
-}
+# name_findings (called from commands.rego): commands run by a profiled bare name
+# that is not allowed by itself (git needs a subcommand; sudo is forbidden; sh is not
+# listed) meet name_finding; commands run by a path, by a dynamic name or by a name
+# without a profile meet every rule of checks/odd.rego.
+name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)} if {
+	lib.index.unlisted[c.path] == true
+} else := odd_findings(c, lib.profile_for(c)) if {
+	object.get(lib.index.profiles, c.path, false) == false
+} else := set()
 
 # name_finding decides, in order:
 #   dynamic.command_name       the name is only known at run time ($CMD, $(echo rm))

@@ -7,18 +7,13 @@ import data.cmdgate.allowlist
 import data.cmdgate.lib
 import data.cmdgate.tools
 
-findings contains f if {
-	profiles := lib.index.profiles
-	some c in input.commands
-	object.get(profiles, c.path, false) == false
-	some f in odd_findings(c, lib.profile_for(c))
-}
-
-# (Each part is a set comprehension so that it is defined, if empty, whatever the
-# rules give: an undefined part would hide the others.)
-odd_findings(c, p) := (odd_name_findings(c) | odd_special_findings(c, p)) | {f | some f in tools.check(p.key, c)} if {
+# odd_findings (called from names.rego) is what commands.rego and profiles.rego give a
+# profiled command: the name rules, the special rules, the tool's check() rules and its
+# network finding. (Each part is a set comprehension so that it is defined, if empty,
+# whatever the rules give: an undefined part would hide the others.)
+odd_findings(c, p) := ((odd_name_findings(c) | odd_special_findings(c, p)) | {f | some f in tools.check(p.key, c)}) | network_findings(c, p) if {
 	lib.checked_key(p.key)
-} else := odd_name_findings(c) | odd_special_findings(c, p)
+} else := (odd_name_findings(c) | odd_special_findings(c, p)) | network_findings(c, p)
 
 odd_name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)}
 

@@ -8,12 +8,15 @@ package cmdgate.checks
 
 import data.cmdgate.lib
 
-findings contains f if {
-	some i in lib.to_check
-	c := input.commands[i]
+# operand_findings: called from commands.rego for the commands that are not contained.
+operand_findings(c) := {f |
 	some j, o in c.operands
 	o.inside_workspace == false
 	some f in outside_operand_findings(c, lib.profile_for(c), j, o)
+} | {f |
+	some j, o in c.operands
+	contains(o.path, "/.git")
+	f := git_internal_finding(c, lib.profile_for(c), j, o)
 }
 
 outside_operand_findings(c, p, j, o) := {lib.finding("deny", "secrets.read", msg, c) |
@@ -30,12 +33,7 @@ outside_operand_findings(c, p, j, o) := {lib.finding("deny", "secrets.read", msg
 }
 
 # write.git_internals: a tool writing its operands into .git/.
-findings contains lib.finding("deny", "write.git_internals", msg, c) if {
-	some i in lib.to_check
-	c := input.commands[i]
-	some j, o in c.operands
-	contains(o.path, "/.git")
-	p := lib.profile_for(c)
+git_internal_finding(c, p, j, o) := lib.finding("deny", "write.git_internals", msg, c) if {
 	p.writes_operands == true
 	written_operand(c, p.writer, j, o)
 	lib.git_internal(o)

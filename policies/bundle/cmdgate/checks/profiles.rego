@@ -11,6 +11,7 @@ findings contains f if {
 	special := lib.index.special
 	some c in input.commands
 	p := special[c.path]
+	regex.match(p.trigger, concat("\n", c.argv))
 	some f in special_findings(p.special, c, p)
 }
 
@@ -184,11 +185,10 @@ url_basename(u) := b if {
 }
 
 # write.unknown_targets: a tool that writes its operands, run by xargs, gets them from
-# its input, which the policy cannot see: ask.
-findings contains lib.finding("ask", "write.unknown_targets", msg, c) if {
-	# parse marks the commands xargs and find -exec run as dynamic (never contained)
-	some i in lib.to_check
-	c := input.commands[i]
+# its input, which the policy cannot see: ask. (Called from commands.rego for the
+# commands that are not contained: parse marks the commands xargs and find -exec run
+# as dynamic.)
+unknown_target_findings(c) := {lib.finding("ask", "write.unknown_targets", msg, c) |
 	c.dynamic == true
 	"xargs" in c.via
 	lib.profile_for(c).writes_operands == true

@@ -277,13 +277,18 @@ dangerous_value(j, value) if regex.match(j.deny, value)
 
 dangerous_value(j, value) if not regex.match(j.allow, value)
 
-# dev_net reports bash's network pseudo-files /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT
-# by resolved path or in text (a dynamic target, an assigned value).
-dev_net(path, _) if startswith(path, "/dev/tcp/")
+# dev_net reports bash's network pseudo-files /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT:
+# by resolved path, by the word as written (bash compares the word), and anywhere in
+# text that is only known at run time or is a value used later (anywhere == true).
+dev_net(path, _, _) if startswith(path, "/dev/tcp/")
 
-dev_net(path, _) if startswith(path, "/dev/udp/")
+dev_net(path, _, _) if startswith(path, "/dev/udp/")
 
-dev_net(_, text) if regex.match(`/dev/+(tcp|udp)(/|$)`, text)
+dev_net(_, text, _) if startswith(text, "/dev/tcp/")
+
+dev_net(_, text, _) if startswith(text, "/dev/udp/")
+
+dev_net(_, text, true) if regex.match(`/dev/+(tcp|udp)(/|$)`, text)
 
 # substitution_text reports static text that holds a command substitution.
 substitution_text(w) if contains(w, "$(")

@@ -24,6 +24,8 @@ import data.cmdgate.allowlist
 #	                (output options), "in_place" (in-place rewrites), "programs"
 #	                (programs the policy cannot see), or several of them joined by "+"
 #	                in that (sorted) order: "in_place+options", "options+programs"
+#	trigger         a regular expression the command's words (joined by newlines)
+#	                must match for the special rules to run ("" matches all)
 computed_profiles := {n: profile(n, eff) |
 	eff := allowlist.effective
 	some n in profile_names
@@ -53,7 +55,8 @@ profile(n, eff) := {
 	"pattern": object.get(lists.pattern_tools, key, false),
 	"non_path": name_in(n, key, non_path_set),
 	"runs_files": runs,
-	"special": concat("+", [k | some k, on in {"options": writer_options(writer), "in_place": in_place != false, "programs": runs}; on]),
+	"special": special,
+	"trigger": special_trigger(special, writer),
 } if {
 	key := tool_key(n)
 	forbidden := object.get(lists.forbidden, n, "")
@@ -63,7 +66,15 @@ profile(n, eff) := {
 	writer := writer_spec(object.get(lists.writers, n, object.get(lists.writers, key, false)))
 	in_place := object.get(lists.in_place, key, false)
 	runs := runs_files(n, key)
+	special := concat("+", [k | some k, on in {"options": writer_options(writer), "in_place": in_place != false, "programs": runs}; on])
 }
+
+# special_trigger is a regular expression over the command's words joined by newlines
+# that a command must match for the special rules to apply: the writer's option
+# pattern for "options" alone, else "" (every command).
+special_trigger("options", writer) := writer.option_pattern
+
+special_trigger(special, _) := "" if special != "options"
 
 allowed_name(eff, n, "") := object.get(eff.names, n, "") != ""
 
@@ -120,7 +131,7 @@ unknown_profile(n) := {
 	"key": n, "allowed": false, "forbidden": "", "shell": false, "interpreter": "",
 	"download": false, "network": false, "writer": false, "writes_operands": false,
 	"in_place": false, "pattern": false, "non_path": false, "runs_files": false,
-	"special": "",
+	"special": "", "trigger": "",
 }
 
 # index holds the profiles and the subsets of names the rules look commands up in (by
@@ -129,7 +140,17 @@ unknown_profile(n) := {
 #	unlisted  name -> true for names not allowed by themselves (git, forbidden, sh)
 #	special   name -> profile for names with special kinds
 #	checked   name -> tool key for names whose tool has check() rules
-#	network   name -> profile for names that may need the network
+#	allowed   name -> true for names allowed by themselves
+#	allowed_subcommands
+#	          name -> {word: true} for names allowed with one subcommand word (git
+#	          status), unless the name or its family is forbidden
+#	network_words
+#	          name -> the first positional words that need the network, with the
+#	          options taking a value before them ({"words": {"install": true, ...},
+#	          "values": {"--prefix", ...}}: npm install, go -C dir get)
+#	network_other
+#	          name -> profile for the other network needs (curl: always; python -m
+#	          pip)
 # The engine stores it at data.cmdgate.index when it loads the bundle (with
 # data.cmdgate.checked_keys, the keys it found check() rules for); `index` falls back to
 # computing it (then every name counts as checked).
@@ -142,7 +163,20 @@ computed_index := {
 	"unlisted": {n: true | some n, p in ps; p.allowed == false},
 	"special": {n: p | some n, p in ps; p.special != ""},
 	"checked": object.union({n: p.key | some n, p in ps; checked_key(p.key)}, {k: k | some k in data.cmdgate.checked_keys}),
-	"network": {n: p | some n, p in ps; p.network != false},
+	"allowed": {n: true | some n, p in ps; p.allowed == true},
+	"allowed_subcommands": {n: words |
+		some n, sub in allowlist.effective.subcommands
+		object.get(ps, [n, "forbidden"], "") == ""
+		not lists.forbidden[family(n)]
+		not contains(n, "/")
+		words := {w: true | some w, _ in sub.entries; not contains(w, " ")}
+		count(words) > 0
+	},
+	"network_words": {n: {"words": {w: true | some w in p.network}, "values": {v | some v in object.get(lists.subcommand_value_options, p.key, [])}} |
+		some n, p in ps
+		is_array(p.network)
+	},
+	"network_other": {n: p | some n, p in ps; p.network != false; not is_array(p.network)},
 } if {
 	ps := computed_profiles
 }
@@ -191,14 +225,36 @@ system_path(p) if {
 	dir in lists.system_dirs
 }
 
-# to_check are the indexes of the commands the path and environment rules must look
-# at: all but those parse marks contained (no env assignments, only static paths
-# inside the workspace and outside .git, no run-time words). A document without the
-# field (hand-written) has every command checked.
-to_check := [] if {
-	{object.get(c, "contained", false) | some c in input.commands} == {true}
-} else := [i | some i, c in input.commands; object.get(c, "contained", false) == false]
+# to_check are the indexes of the commands the name, path and environment rules must
+# look at: all but the contained commands of tools allowed by their bare name.
+# `contained` (added by the engine, see policies.Contained) says the command has no
+# environment assignments, no run-time words and names only static paths inside the
+# workspace and outside .git: for an allowed tool those rules could find nothing. The
+# tool rules (check) and the special rules still see every command. A document
+# without the field (hand-written, raw JSON) has every command checked.
+to_check := [i |
+	allowed := index.allowed
+	some i, c in input.commands
+	not allowed[c.path] == c.contained
+]
 
 writer_options(spec) := spec.options if is_object(spec)
 
 else := false
+
+# needs_network reports a command that needs the network, given its profile p and
+# p.network: true, the first positional words that need it, or "-m pip" (python -m
+# pip install/download/wheel).
+needs_network(_, _, true)
+
+needs_network(c, p, subs) if {
+	is_array(subs)
+	first_positional(c.argv, object.get(lists.subcommand_value_options, p.key, [])) in subs
+}
+
+needs_network(c, _, "-m pip") if {
+	some j, w in c.argv
+	w == "-m"
+	c.argv[j + 1] in {"pip", "pip3", "ensurepip"}
+	c.argv[j + 2] in {"install", "download", "wheel"}
+}

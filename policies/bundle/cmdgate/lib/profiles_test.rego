@@ -36,7 +36,23 @@ test_index_subsets if {
 	idx.special.go.key == "go"
 	idx.checked.git == "git"
 	idx.checked.python3 == "python"
-	idx.network.curl.key == "curl"
+	idx.network_other.curl.key == "curl"
+	idx.network_words.npm.words.install == true
+	idx.network_words.npm.values["--prefix"]
+	idx.network_other.python3.key == "python"
+	idx.allowed.ls == true
+	not idx.allowed.git
+	idx.allowed_subcommands.git.status == true
+	not idx.allowed_subcommands.git.push
+	not idx.allowed_subcommands.sudo
+}
+
+test_allowed_subcommands_never_forbidden if {
+	idx := lib.computed_index with data.cmdgate.config as {"allowed_commands": {"use_default": true, "additional": ["sudo ls", "nc-x y", "git push"], "exclude": [], "custom_list": []}}
+		with data.cmdgate.effective as {}
+	not idx.allowed_subcommands.sudo
+	not idx.allowed_subcommands["nc-x"]
+	idx.allowed_subcommands.git.push == true
 }
 
 test_checked_keys_from_the_engine if {
@@ -59,4 +75,14 @@ test_to_check if {
 	c := object.union(t.command(0, ["ls"]), {"contained": true})
 	lib.to_check == [] with input as t.doc([c])
 	lib.to_check == [1] with input as t.doc([c, t.command(1, ["ls"])])
+
+	# only tools allowed by their bare name skip the rules
+	git := object.union(t.command(0, ["git", "status"]), {"contained": true})
+	lib.to_check == [0] with input as t.doc([git])
+	sudo := object.union(t.command(0, ["sudo", "ls"]), {"contained": true})
+	lib.to_check == [0] with input as t.doc([sudo])
+	path := object.union(t.command(0, ["./ls"]), {"contained": true})
+	lib.to_check == [0] with input as t.doc([path])
+	not_contained := object.union(t.command(0, ["ls"]), {"contained": false})
+	lib.to_check == [0] with input as t.doc([not_contained])
 }

@@ -1,5 +1,5 @@
 # Build and package tools: options that run other programs (go -toolexec/-exec/
-# -vettool, cargo --config, make --eval, mvn exec:), global installs and tool
+# -vettool, -ldflags=-extld=..., cargo --config, make --eval, mvn exec:), global installs and tool
 # configuration written outside the workspace, and the subcommands that run another
 # command (bundle exec, conda run, npm exec, ...), whose command is checked by name.
 package cmdgate.tools
@@ -7,18 +7,25 @@ package cmdgate.tools
 import data.cmdgate.allowlist
 import data.cmdgate.lib
 
-check(k, c) := go_findings(c) if k == "go"
+# A regular expression over the joined words rules out most go commands first.
+check(k, c) := set() if {
+	k == "go"
+	regex.match(`(?m)^(--?(toolexec|exec|vettool)\b|env$)|-ext(ld|ar)\b`, concat("\n", c.argv)) == false
+} else := go_findings(c) if k == "go"
 
-go_findings(c) := set() if {
-	not regex.match(`(?m)^(--?(toolexec|exec|vettool)\b|env$)`, concat("\n", c.argv))
-} else := {lib.finding("deny", "escape.go_exec", msg, c) |
+go_findings(c) := ({lib.finding("deny", "escape.go_exec", msg, c) |
 	some i, w in c.argv
 	i > 0
 	startswith(w, "-")
 	name := split(trim_left(w, "-"), "=")[0]
 	name in {"toolexec", "exec", "vettool"}
 	msg := sprintf("go -%s runs another program for the build", [name])
-} | {lib.finding("deny", "write.tool_config", "go env -w/-u changes the Go configuration outside the workspace", c) |
+} | {lib.finding("deny", "escape.go_exec", msg, c) |
+	some i, w in c.argv
+	i > 0
+	regex.match(`-ext(ld|ar)\b`, w)
+	msg := sprintf("go %s names an external linker or archiver program to run", [w])
+}) | {lib.finding("deny", "write.tool_config", "go env -w/-u changes the Go configuration outside the workspace", c) |
 	"env" in c.argv
 	lib.positional(c.argv, ["-C"])[0] == "env"
 	some w in c.argv

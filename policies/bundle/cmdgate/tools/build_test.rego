@@ -3,10 +3,11 @@ package cmdgate.tools.build_test
 import data.cmdgate.testlib as t
 
 test_go_exec_options if {
-	every argv in [["go", "test", "-exec", "x", "./..."], ["go", "build", "-toolexec=x", "./..."], ["go", "vet", "-vettool=x", "./..."], ["go", "build", "--toolexec", "x"]] {
+	every argv in [["go", "test", "-exec", "x", "./..."], ["go", "build", "-toolexec=x", "./..."], ["go", "vet", "-vettool=x", "./..."], ["go", "build", "--toolexec", "x"], ["go", "build", "-ldflags=-extld=/tmp/ld", "."], ["go", "build", "-ldflags", "-linkmode external -extld /tmp/ld", "."]] {
 		"escape.go_exec" in t.rules(t.run([argv]))
 	}
 	t.run([["go", "test", "-run", "TestExec", "./..."]]).action == "allow"
+	t.run([["go", "build", "-ldflags=-s -w -X main.version=1", "."]]).action == "allow"
 }
 
 test_go_env_write if {

@@ -49,7 +49,16 @@ check(k, c) := {lib.finding("deny", "forbidden.chmod_mode", sprintf("umask %s ma
 # cd, pushd: the commands after a cd run somewhere else; paths there are only known
 # when the new directory is inside the workspace and static. Bare cd (home), cd -,
 # cd $X and cd to outside the workspace are denied.
-check(k, c) := cd_findings(c) if k == "cd"
+check(k, c) := set() if {
+	k == "cd"
+
+	# the common case: one static operand inside the workspace
+	count(c.operands) == 1
+	o := c.operands[0]
+	o.inside_workspace == true
+	o.dynamic == false
+	o.text != "-"
+} else := cd_findings(c) if k == "cd"
 
 # The common case: one static operand inside the workspace.
 cd_findings(c) := set() if {

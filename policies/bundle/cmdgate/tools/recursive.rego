@@ -4,9 +4,11 @@ package cmdgate.tools
 
 import data.cmdgate.lib
 
-# The checks only matter for a command with an operand outside the workspace.
+# The checks only matter for a command with an operand outside the workspace (never a
+# contained one).
 check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	k == "grep"
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 	grep_recursive(c.argv)
 }
@@ -14,21 +16,25 @@ check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 # rg, ag and ack are recursive by default (rg's check is in utilities.rego, with its
 # other rules).
 rg_recursive_findings(c) := recursive_secret_read(c, pattern_tool_files(c)) if {
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 } else := set()
 
 check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	k == "ag"
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 }
 
 check(k, c) := recursive_secret_read(c, pattern_tool_files(c)) if {
 	k == "ack"
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 }
 
 check(k, c) := recursive_secret_read(c, array.slice(ops, 0, count(ops) - 1)) if {
 	k == "cp"
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 	cp_recursive(c.argv)
 	ops := [o | some o in c.operands]
@@ -36,6 +42,7 @@ check(k, c) := recursive_secret_read(c, array.slice(ops, 0, count(ops) - 1)) if 
 
 check(k, c) := recursive_secret_read(c, [o | some o in c.operands]) if {
 	k == "diff"
+	object.get(c, "contained", false) == false
 	outside_operand(c)
 	diff_recursive(c.argv)
 }

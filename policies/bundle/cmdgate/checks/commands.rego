@@ -1,0 +1,72 @@
+# The per-command rules run from here, in four passes over the commands, each
+# selecting the commands it applies to with one lookup:
+#
+#   1. commands.rego (below): every command but the contained commands of tools allowed
+#      by their bare name meets the name, environment, operand and redirect rules
+#      (names.rego, odd.rego, env.rego, operands.rego, redirects.rego). `contained`
+#      (added by the engine, see policies.Contained) says the command has no
+#      environment assignments, no run-time words and names only static paths inside
+#      the workspace and outside .git: for an allowed tool those rules could find
+#      nothing, and a contained command of another name only meets the name rules. A
+#      document without the field (hand-written, raw JSON) has every command checked.
+#   2. tools.rego: commands of tools with check() rules meet them.
+#   3. profiles.rego: commands whose profile is special (output options, in-place
+#      rewrites, programs the policy cannot see) meet those rules.
+#   4. network (below): commands that may need the network add a "network" finding.
+package cmdgate.checks
+
+import data.cmdgate.lib
+
+findings contains f if {
+	ix := lib.index
+	fast := {i | some i, c in input.commands; ix.allowed[c.path] == c.contained} | {i |
+		some i, c in input.commands
+		ix.allowed_subcommands[c.path][c.argv[1]] == c.contained
+	}
+	count(fast) < count(input.commands)
+	some i, c in input.commands
+	not fast[i]
+	some f in command_findings(c)
+}
+
+command_findings(c) := name_findings(c) if {
+	c.contained == true
+} else := ((name_findings(c) | env_findings(c)) | (operand_findings(c) | redirect_findings(c))) | unknown_target_findings(c)
+
+# network: a command that needs the network (data.cmdgate.lists.network, through the
+# commands' profiles: true, or the first positional words that need it; python's
+# "-m pip" means python -m pip install) adds a finding with effect "network". It is
+# not a reason: the decision's sandbox.network is true when the request is not denied
+# and has one. (Commands run by a path or a versioned name get theirs from odd.rego.)
+# (Three passes, so that the common cases need no function call: the subcommand first,
+# options before it, and the tools that always or otherwise need the network.)
+findings contains network_finding(c) if {
+	needing := lib.index.network_words
+	some c in input.commands
+	n := needing[c.path]
+	n.words[c.argv[1]]
+}
+
+findings contains network_finding(c) if {
+	needing := lib.index.network_words
+	some c in input.commands
+	n := needing[c.path]
+	startswith(c.argv[1], "-")
+	n.words[lib.positional(c.argv, n.values)[0]]
+}
+
+findings contains network_finding(c) if {
+	needing := lib.index.network_other
+	some c in input.commands
+	p := needing[c.path]
+	lib.needs_network(c, p, p.network)
+}
+
+network_finding(c) := lib.finding("network", "sandbox.network", sprintf("%s needs the network", [c.name]), c)
+
+# network_findings: the network finding of a command from its profile (odd.rego).
+network_findings(c, p) := {lib.finding("network", "sandbox.network", msg, c) |
+	p.network != false
+	lib.needs_network(c, p, p.network)
+	msg := sprintf("%s needs the network", [c.name])
+}
