@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
@@ -303,9 +304,12 @@ func (e *Engine) DecideInput(ctx context.Context, input any) (Decision, error) {
 	return e.decide(ctx, v)
 }
 
+// noMetrics spares each evaluation the metrics it would otherwise collect and drop.
+var noMetrics = metrics.NoOp()
+
 func (e *Engine) decide(ctx context.Context, input ast.Value) (Decision, error) {
 	s := e.state.Load()
-	rs, err := s.query.Eval(ctx, rego.EvalParsedInput(input))
+	rs, err := s.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalMetrics(noMetrics))
 	if err != nil {
 		return failClosed(s.revision, "engine.error", fmt.Errorf("evaluate %s: %w", decisionQuery, err))
 	}

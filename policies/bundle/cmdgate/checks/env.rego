@@ -20,12 +20,8 @@ env_findings(c) := {lib.finding("deny", "env.dangerous", msg, c) |
 	msg := sprintf("%s names bash's /dev/tcp or /dev/udp, which open network connections", [name])
 }
 
-# Standalone assignments, loop variables and ${A:=b} defaults (input.assignments).
-findings contains f if {
-	some a in input.assignments
-	some f in assignment_findings(a)
-}
-
+# assignment_findings: standalone assignments, loop variables and ${A:=b} defaults
+# (input.assignments; called from input.rego):
 #   env.dangerous                   assigning a dangerous variable
 #   escape.arithmetic_substitution  bash evaluates a[$(cmd)] inside arithmetic, so a
 #                                   static value holding $( or ` runs code when a builtin

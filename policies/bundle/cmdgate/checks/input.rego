@@ -1,20 +1,28 @@
-# The request as a whole: a script that did not parse, nothing to run, no workspace.
+# The request as a whole: a script that did not parse, nothing to run, no workspace;
+# and its standalone assignments (env.rego).
 package cmdgate.checks
 
 import data.cmdgate.lib
 
 findings contains f if {
-	input_ok == false
-	f := input_finding
+	request_plain == false
+	some f in request_findings
 }
 
-# input_ok: the common case, checked first (one body instead of the chain below).
-default input_ok := false
+request_findings := {f | f := input_finding} | {f |
+	some a in input.assignments
+	some f in assignment_findings(a)
+}
 
-input_ok if {
+# request_plain: the common case, checked first (one body instead of the rules): a
+# parsed script with commands, an absolute workspace and no standalone assignments.
+default request_plain := false
+
+request_plain if {
 	input.error == null
 	count(input.commands) > 0
 	startswith(input.request.workspace, "/")
+	count(input.assignments) == 0
 }
 
 # input.parse_error: the script did not parse (syntax error, too deep, NUL byte, too

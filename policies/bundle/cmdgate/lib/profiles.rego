@@ -225,19 +225,6 @@ system_path(p) if {
 	dir in lists.system_dirs
 }
 
-# to_check are the indexes of the commands the name, path and environment rules must
-# look at: all but the contained commands of tools allowed by their bare name.
-# `contained` (added by the engine, see policies.Contained) says the command has no
-# environment assignments, no run-time words and names only static paths inside the
-# workspace and outside .git: for an allowed tool those rules could find nothing. The
-# tool rules (check) and the special rules still see every command. A document
-# without the field (hand-written, raw JSON) has every command checked.
-to_check := [i |
-	allowed := index.allowed
-	some i, c in input.commands
-	not allowed[c.path] == c.contained
-]
-
 writer_options(spec) := spec.options if is_object(spec)
 
 else := false

@@ -69,20 +69,3 @@ test_profile_of_odd_commands if {
 	lib.profile_of(ps, t.command(0, ["./git", "status"])).key == "git"
 	lib.profile_of(ps, t.command(0, ["npx", "x"])).allowed == false
 }
-
-test_to_check if {
-	lib.to_check == [0, 1] with input as t.script([["ls"], ["ls"]])
-	c := object.union(t.command(0, ["ls"]), {"contained": true})
-	lib.to_check == [] with input as t.doc([c])
-	lib.to_check == [1] with input as t.doc([c, t.command(1, ["ls"])])
-
-	# only tools allowed by their bare name skip the rules
-	git := object.union(t.command(0, ["git", "status"]), {"contained": true})
-	lib.to_check == [0] with input as t.doc([git])
-	sudo := object.union(t.command(0, ["sudo", "ls"]), {"contained": true})
-	lib.to_check == [0] with input as t.doc([sudo])
-	path := object.union(t.command(0, ["./ls"]), {"contained": true})
-	lib.to_check == [0] with input as t.doc([path])
-	not_contained := object.union(t.command(0, ["ls"]), {"contained": false})
-	lib.to_check == [0] with input as t.doc([not_contained])
-}
