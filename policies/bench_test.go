@@ -1,8 +1,12 @@
 package policies
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/cmdgate/cmdgate/parse"
 )
@@ -42,6 +46,68 @@ func BenchmarkDecide(b *testing.B) {
 				d, err := e.Decide(b.Context(), doc)
 				if err != nil || d.Action != ActionAllow {
 					b.Fatalf("Decide(%q) = %+v, %v; want allow", in.script, d, err)
+				}
+			}
+		})
+	}
+}
+
+// baselinePolicy is a straightforward 22-rule policy of the kind the issue's reference
+// numbers were taken with: each rule walks the commands on its own.
+const baselinePolicy = `package baseline
+
+forbidden := {"sudo", "su", "chown", "mount", "umount", "iptables", "systemctl", "service", "kill", "killall", "reboot", "shutdown", "dd", "mkfs", "fdisk", "parted", "nc", "netcat", "nmap", "ssh", "scp", "rsync"}
+allowed := {"npm", "yarn", "pnpm", "pip", "pip3", "conda", "mamba", "python", "python3", "go", "cargo", "mvn", "gradle", "make", "cmake", "bundle", "gem", "composer", "dotnet", "pytest", "jest", "mocha", "rspec", "phpunit", "eslint", "prettier", "black", "flake8", "pylint", "mypy", "rubocop", "gofmt", "golint", "rustfmt", "tsc", "ls", "cat", "head", "tail", "grep", "find", "wc", "diff", "tree", "file", "stat", "git", "echo", "pwd", "cd", "mkdir", "rm", "cp", "mv", "touch", "chmod", "env", "which", "curl", "wget", "tar", "unzip", "jq", "sed", "awk", "sort", "uniq", "xargs"}
+shells := {"sh", "bash", "zsh", "dash"}
+
+deny contains "forbidden" if { some c in input.commands; forbidden[c.name] }
+deny contains "unknown" if { some c in input.commands; not allowed[c.name] }
+deny contains "dynamic" if { some c in input.commands; c.dynamic_name }
+deny contains "rm -rf" if { some c in input.commands; c.name == "rm"; "-r" in c.flags; "-f" in c.flags }
+deny contains "rm -rf" if { some c in input.commands; c.name == "rm"; "-R" in c.flags; "-f" in c.flags }
+deny contains "chmod 777" if { some c in input.commands; c.name == "chmod"; some o in c.operands; o.text == "777" }
+deny contains "write" if { some c in input.commands; some r in c.redirects; r.write; not r.inside_workspace; r.path != "/dev/null" }
+deny contains "cp" if { some c in input.commands; c.name == "cp"; o := c.operands[count(c.operands) - 1]; not o.inside_workspace }
+deny contains "mv" if { some c in input.commands; c.name == "mv"; some o in c.operands; not o.inside_workspace }
+deny contains "tee" if { some c in input.commands; c.name == "tee"; some o in c.operands; not o.inside_workspace }
+deny contains "find exec" if { some c in input.commands; c.name == "find"; some w in c.argv; w == "-exec" }
+deny contains "find delete" if { some c in input.commands; c.name == "find"; some w in c.argv; w == "-delete" }
+deny contains "xargs sh" if { some c in input.commands; c.name == "xargs"; some w in c.argv; shells[w] }
+deny contains "awk system" if { some c in input.commands; c.name == "awk"; some w in c.argv; contains(w, "system(") }
+deny contains "sed e" if { some c in input.commands; c.name == "sed"; some w in c.argv; regex.match("s/.*/.*/e", w) }
+deny contains "git -c" if { some c in input.commands; c.name == "git"; some w in c.argv; w == "-c" }
+deny contains "tar exec" if { some c in input.commands; c.name == "tar"; some w in c.argv; startswith(w, "--checkpoint-action") }
+deny contains "pipe shell" if { some c in input.commands; c.context.pipeline; c.context.stage > 0; shells[c.name] }
+deny contains "curl post" if { some c in input.commands; c.name == "curl"; some w in c.argv; w in {"-d", "--data", "-X"} }
+deny contains "secret" if { some c in input.commands; some o in c.operands; startswith(o.path, "/root") }
+deny contains "env" if { some c in input.commands; some k, _ in c.env; k in {"LD_PRELOAD", "PATH"} }
+deny contains "parse" if { input.error }
+
+decision := {"action": action, "reasons": [r | some r in deny]}
+action := "deny" if count(deny) > 0 else := "allow"
+`
+
+// BenchmarkDecideBaseline is the straightforward embedding the issue compares against:
+// parse, build a map input (JSON round trip), evaluate a 22-rule policy, on the same
+// inputs as BenchmarkDecide. It is here so that both are measured on the same machine
+// at the same time.
+func BenchmarkDecideBaseline(b *testing.B) {
+	pq, err := rego.New(rego.Query("data.baseline.decision"), rego.Module("baseline.rego", baselinePolicy)).PrepareForEval(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := parse.Options{Cwd: "/workspace/proj", Workspace: "/workspace/proj"}
+	for _, in := range benchInputs {
+		b.Run(in.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				doc := parse.Script(in.script, opts)
+				raw, _ := json.Marshal(doc)
+				var m map[string]any
+				json.Unmarshal(raw, &m)
+				rs, err := pq.Eval(b.Context(), rego.EvalInput(m))
+				if err != nil || len(rs) == 0 {
+					b.Fatal(err)
 				}
 			}
 		})
