@@ -102,9 +102,14 @@ func BenchmarkDecideBaseline(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				doc := parse.Script(in.script, opts)
-				raw, _ := json.Marshal(doc)
+				raw, err := json.Marshal(doc)
+				if err != nil {
+					b.Fatal(err)
+				}
 				var m map[string]any
-				json.Unmarshal(raw, &m)
+				if err := json.Unmarshal(raw, &m); err != nil {
+					b.Fatal(err)
+				}
 				rs, err := pq.Eval(b.Context(), rego.EvalInput(m))
 				if err != nil || len(rs) == 0 {
 					b.Fatal(err)
