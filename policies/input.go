@@ -149,9 +149,10 @@ func (b *builder) command(c *parse.Command) ast.Value {
 }
 
 // Contained reports whether a command names nothing outside the workspace: no
-// environment assignments, no run-time words (Dynamic, DynamicName), every operand a
-// static path inside the workspace and outside .git, and every redirection such a
-// path, a descriptor duplication (2>&1) or a here-document/here-string. The engine
+// environment assignments, no run-time words (Dynamic, DynamicName), no option whose
+// value looks like a path outside it (--file=/x, -f~/x), every operand a static path
+// inside the workspace and outside .git, and every redirection such a path, a
+// descriptor duplication (2>&1) or a here-document/here-string. The engine
 // adds it to each command of the input as "contained": the policy's path and
 // environment rules skip contained commands of allowed tools (they could not find
 // anything there), so an everyday script costs one test per command. A document
@@ -159,6 +160,14 @@ func (b *builder) command(c *parse.Command) ast.Value {
 func Contained(c *parse.Command) bool {
 	if c.Dynamic || c.DynamicName || len(c.Env) > 0 {
 		return false
+	}
+	for i, w := range c.Argv {
+		if w == "--" {
+			break
+		}
+		if i > 0 && strings.HasPrefix(w, "-") && optionPath(w) {
+			return false
+		}
 	}
 	for i := range c.Operands {
 		o := &c.Operands[i]
@@ -180,6 +189,19 @@ func Contained(c *parse.Command) bool {
 		}
 	}
 	return true
+}
+
+// optionPath reports an option word whose value may be a path outside the workspace:
+// --opt=/x, --opt=~/x, --opt=../x, -f/x (the rules check those values).
+func optionPath(w string) bool {
+	var v string
+	switch {
+	case strings.HasPrefix(w, "--"):
+		_, v, _ = strings.Cut(w, "=")
+	case len(w) > 2 && w[0] == '-':
+		v = w[2:]
+	}
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "..") || strings.Contains(v, "$")
 }
 
 // nameless reports a redirection that names no file: a descriptor duplication or a

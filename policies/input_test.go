@@ -94,6 +94,13 @@ func TestContained(t *testing.T) {
 		{"cat < /etc/shadow", []bool{false}},
 		{"cd $D && ls x", []bool{false, false}},
 		{"find . -exec rm {} +", []bool{true, false}},
+		{"grep --file=/etc/x y", []bool{false}},
+		{"grep -f/etc/x y", []bool{false}},
+		{"gcc -I../include x.c", []bool{false}},
+		{"curl --netrc-file=~/.netrc x", []bool{false}},
+		{"grep --include='*.go' -rn x .", []bool{true}},
+		{"go test -coverprofile=cover.out ./...", []bool{true}},
+		{"echo -- --file=/etc/x", []bool{true}},
 	} {
 		doc := parse.Script(tc.script, corpusOptions)
 		var got []bool

@@ -32,7 +32,33 @@ allowed_by_subcommand(c) if lib.index.allowed_subcommands[c.path][c.argv[1]] == 
 
 command_findings(c) := name_findings(c) if {
 	c.contained == true
-} else := ((name_findings(c) | env_findings(c)) | (operand_findings(c) | redirect_findings(c))) | unknown_target_findings(c)
+} else := (((name_findings(c) | env_findings(c)) | (operand_findings(c) | redirect_findings(c))) | unknown_target_findings(c)) | option_path_findings(c)
+
+# secrets.read: an option whose value names a secret location (--file=/etc/shadow,
+# -f/root/x, --netrc-file=~/.netrc). (A value given as the next word is an operand,
+# checked by operands.rego.)
+option_path_findings(c) := {lib.finding("deny", "secrets.read", msg, c) |
+	some i, w in c.argv
+	i > 0
+	v := option_path(w)
+	lib.secret(lib.target(c, v))
+	msg := sprintf("%s %s names a secret location", [c.name, w])
+}
+
+# option_path is the value of an option word that looks like a path: after "=" in a
+# long option, or after the letter of a short one (-f/etc/x).
+option_path(w) := v if {
+	startswith(w, "--")
+	v := substring(w, indexof(w, "=") + 1, -1)
+	contains(w, "=")
+	path_like(v)
+} else := v if {
+	regex.match(`^-[A-Za-z0-9]`, w)
+	v := substring(w, 2, -1)
+	path_like(v)
+}
+
+path_like(v) if regex.match(`^(/|~|\.\.|\$)`, v)
 
 # network: a command that needs the network (data.cmdgate.lists.network, through the
 # commands' profiles: true, or the first positional words that need it; python's

@@ -68,3 +68,12 @@ test_single_word_commands_are_checked if {
 	git := object.union(t.command(0, ["git"]), {"contained": true})
 	"allowlist.unknown_command" in t.rules(t.decide(t.doc([git])))
 }
+
+test_option_values_naming_secrets if {
+	every argv in [["grep", "--file=/etc/shadow", "x"], ["grep", "-f/root/.ssh/id_rsa", "x"], ["wc", "--files0-from=/etc/shadow"], ["du", "--files0-from=~/.aws/credentials"], ["curl", "--netrc-file=/root/.netrc", "https://x"]] {
+		"secrets.read" in t.rules(t.run([argv]))
+	}
+	t.run([["grep", "--include=*.go", "-rn", "x", "."]]).action == "allow"
+	t.run([["grep", "--file=patterns.txt", "x"]]).action == "allow"
+	t.run([["grep", "--file=/etc/hostname", "x"]]).action == "allow"
+}

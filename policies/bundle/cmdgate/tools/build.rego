@@ -101,7 +101,7 @@ check(k, c) := package_manager_findings(c) | wrapped_findings(c) if k == "pnpm"
 
 check(k, c) := package_manager_findings(c) | wrapped_findings(c) if k == "yarn"
 
-check(k, c) := package_manager_findings(c) if k == "composer"
+check(k, c) := package_manager_findings(c) | wrapped_findings(c) if k == "composer"
 
 package_manager_findings(c) := ({lib.finding("deny", "write.outside_workspace", msg, c) |
 	global_install(c)
@@ -190,3 +190,30 @@ wrapped_name_findings(c, inner) := ({lib.finding("deny", "forbidden.command", ms
 	not exec_of_program_runner({"name": inner})
 	msg := sprintf("%s runs %s, which is not on the allowlist", [c.name, inner])
 }
+
+# cmake -E COMMAND: env, chdir and time run a command the policy cannot see; the file
+# commands (rm, copy, rename, make_directory, create_symlink, tar, ...) write their
+# operands, which must stay inside the workspace; rm -r -f is the forbidden rm -rf.
+check(k, c) := cmake_findings(c, i) if {
+	k == "cmake"
+	i := [j | some j, w in c.argv; w == "-E"][0]
+} else := set() if k == "cmake"
+
+cmake_findings(c, i) := ({lib.finding("deny", "escape.cmake_command", msg, c) |
+	c.argv[i + 1] in {"env", "chdir", "time"}
+	msg := sprintf("cmake -E %s runs a command the policy cannot check", [c.argv[i + 1]])
+} | {lib.finding("deny", "write.outside_workspace", msg, c) |
+	not c.argv[i + 1] in {"echo", "echo_append", "cat", "compare_files", "md5sum", "sha1sum", "sha256sum", "sha512sum", "capabilities", "environment", "true", "false", "sleep"}
+	some o in c.operands
+	o.argi > i + 1
+	lib.outside_write(o)
+	msg := sprintf("cmake -E %s %s writes outside the workspace", [c.argv[i + 1], o.text])
+}) | {f |
+	c.argv[i + 1] in {"rm", "remove_directory"}
+	words := array.concat(["rm"], array.slice(c.argv, i + 2, count(c.argv)))
+	some f in cmake_rm_findings(c, c.argv[i + 1], words)
+}
+
+cmake_rm_findings(c, "remove_directory", _) := {lib.finding("ask", "destructive.rm_recursive", "cmake -E remove_directory deletes whole directory trees; a person must approve it", c)}
+
+cmake_rm_findings(c, "rm", words) := rm_findings(object.union(c, {"argv": words}))

@@ -66,3 +66,20 @@ test_make_variables if {
 	t.run([["make", "CFLAGS=-O2 -g", "PREFIX=/usr/local"]]).action == "allow"
 	t.run([["make", "OUT=$(CURDIR)/build"]]).action == "allow"
 }
+
+test_cmake_command_mode if {
+	"escape.cmake_command" in t.rules(t.run([["cmake", "-E", "env", "X=1", "sh", "-c", "id"]]))
+	"escape.cmake_command" in t.rules(t.run([["cmake", "-E", "chdir", "/tmp", "id"]]))
+	"forbidden.rm_recursive_force" in t.rules(t.run([["cmake", "-E", "rm", "-rf", "build"]]))
+	"destructive.rm_recursive" in t.rules(t.run([["cmake", "-E", "remove_directory", "build"]]))
+	"write.outside_workspace" in t.rules(t.run([["cmake", "-E", "copy", "x", "/etc/x"]]))
+	"write.outside_workspace" in t.rules(t.run([["cmake", "-E", "make_directory", "/tmp/x"]]))
+	t.run([["cmake", "-E", "make_directory", "build"]]).action == "allow"
+	t.run([["cmake", "-E", "echo", "/etc/hosts"]]).action == "allow"
+	t.run([["cmake", "-S", ".", "-B", "build"]]).action == "allow"
+}
+
+test_composer_exec if {
+	"escape.wrapped_shell" in t.rules(t.run([["composer", "exec", "sh"]]))
+	"allowlist.unknown_command" in t.rules(t.run([["composer", "exec", "phpstan"]]))
+}

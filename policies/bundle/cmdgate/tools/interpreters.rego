@@ -1,6 +1,8 @@
-# Interpreters (python, node, perl, ruby, php, lua): inline programs (-c, -e, -r) and
-# here-document programs that spawn processes, open sockets, reach the network or
-# evaluate strings, or write files outside the workspace; python -m modules that serve or open shells; perl/ruby -i edits.
+# Interpreters (python, node, perl, ruby, php, lua): inline programs (-c, -e, -r),
+# here-document programs and program files the script itself wrote from a
+# here-document that spawn processes, open sockets, reach the network, evaluate
+# strings or write files outside the workspace; python -m modules that serve or open
+# shells; perl/ruby -i edits.
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -28,7 +30,32 @@ program_words(c, spec) := array.slice(c.argv, 1, count(c.argv)) if {
 	lib.interpreter_program(c, spec) == "inline"
 } else := lib.heredoc_bodies(c) if {
 	lib.interpreter_program(c, spec) == "stdin"
-} else := []
+} else := written_program(c, spec)
+
+# written_program: a program file the same script wrote from a here-document before
+# running it (cat > x.py <<'EOF' ... EOF; python3 x.py): its text is checked like an
+# inline program.
+written_program(c, spec) := [body |
+	ws := lib.positional(c.argv, {v | some v in spec.values})
+	file := lib.target(c, ws[0]).path
+	file != ""
+	some d in input.commands
+	d.index < c.index
+	some body in lib.heredoc_bodies(d)
+	writes_file(d, file)
+]
+
+writes_file(d, file) if {
+	some r in d.redirects
+	r.write == true
+	r.path == file
+}
+
+writes_file(d, file) if {
+	d.name == "tee"
+	some o in d.operands
+	o.path == file
+}
 
 code_findings(c, spec, words) := {lib.finding("deny", "escape.interpreter_code", msg, c) |
 	some w in words

@@ -71,3 +71,17 @@ test_inline_writes_outside_workspace if {
 	# node is not on the default allowlist; the write rule still stays quiet.
 	not "write.outside_workspace" in t.rules(t.run([["node", "-e", `require("fs").writeFileSync("dist/x.json", "{}")`]]))
 }
+
+test_program_written_then_run if {
+	writer := t.set(t.command(0, ["cat"]), {"redirects": [t.redirect(">", "x.py"), t.heredoc("import os\nos.system('id')\n")]})
+	d := t.decide(t.doc([writer, t.command(1, ["python3", "x.py"])]))
+	"escape.interpreter_code" in t.rules(d)
+	tee := t.set(t.command(0, ["tee", "y.py"]), {"redirects": [t.heredoc("import socket\n")]})
+	"escape.interpreter_code" in t.rules(t.decide(t.doc([tee, t.command(1, ["python3", "y.py"])])))
+	ok := t.set(t.command(0, ["cat"]), {"redirects": [t.redirect(">", "x.py"), t.heredoc("print('hello')\n")]})
+	t.decide(t.doc([ok, t.command(1, ["python3", "x.py"])])).action == "allow"
+
+	# another file, or a file written after it runs
+	t.decide(t.doc([writer, t.command(1, ["python3", "other.py"])])).action == "allow"
+	t.decide(t.doc([t.command(0, ["python3", "x.py"]), object.union(writer, {"index": 1})])).action == "allow"
+}

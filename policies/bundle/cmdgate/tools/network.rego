@@ -1,7 +1,7 @@
 # curl and wget are allowed for reading over HTTP (seed 001: "HTTP通信（読み取り専用）"):
 # uploads and other methods are denied, as are config files that can hold any option,
-# commands wget runs, and URL schemes other than http(s)/ftp(s)/file (file:// reads
-# are checked like any read).
+# commands wget runs, URL schemes other than http(s)/ftp(s)/file (file:// reads are
+# checked like any read), files read into requests, and the cloud metadata service.
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -19,7 +19,43 @@ curl_findings(c) := ((({lib.finding("deny", "network.upload", msg, c) |
 	msg := sprintf("curl -X %s is not a read; curl is allowed for reads only", [m])
 }) | {lib.finding("deny", "escape.curl_config", "curl -K/--config reads options from a file the policy cannot check", c) |
 	curl_config(c.argv)
-}) | url_findings(c)) | dynamic_request_findings(c)
+}) | url_findings(c)) | (dynamic_request_findings(c) | curl_file_findings(c))
+
+# curl_file_findings: options that read a file: headers, variables and cookies from a
+# file are sent to the server (network.upload for -H @file and --variable name@file);
+# -w @file prints a file, -b FILE sends a cookie file and -n/--netrc sends the
+# credentials of the home directory's .netrc (secrets.read).
+curl_file_findings(c) := set() if {
+	not regex.match(`(?m)^-[^-\n]*[Hwbn]|^--(h|pro|v|w|c|n)`, concat("\n", c.argv))
+} else := (({lib.finding("deny", "network.upload", msg, c) |
+	some v in lib.option_values(c.argv, {"short": ["H"], "long": ["--header", "--proxy-header"]})
+	startswith(v, "@")
+	msg := sprintf("curl -H %s sends the contents of a file; curl is allowed for reads only", [v])
+} | {lib.finding("deny", "network.upload", msg, c) |
+	some v in lib.option_values(c.argv, {"long": ["--variable"]})
+	contains(v, "@")
+	msg := sprintf("curl --variable %s reads a file into the request; curl is allowed for reads only", [v])
+}) | {lib.finding("deny", "secrets.read", msg, c) |
+	some v in lib.option_values(c.argv, {"short": ["w"], "long": ["--write-out"]})
+	startswith(v, "@")
+	lib.secret(lib.target(c, substring(v, 1, -1)))
+	msg := sprintf("curl -w %s prints a secret location", [v])
+}) | ({lib.finding("deny", "secrets.read", msg, c) |
+	some v in lib.option_values(c.argv, {"short": ["b"], "long": ["--cookie"]})
+	not contains(v, "=")
+	lib.secret(lib.target(c, v))
+	msg := sprintf("curl -b %s sends a cookie file from a secret location", [v])
+} | {lib.finding("deny", "secrets.read", "curl -n/--netrc sends the credentials of the home directory's .netrc", c) |
+	curl_netrc(c.argv)
+})
+
+curl_netrc(argv) if lib.has_flag(argv, ["--netrc", "--netrc-optional"])
+
+curl_netrc(argv) if {
+	some i, w in argv
+	i > 0
+	regex.match(`^-[#0-9:aBfgGiIjJklLMNOpqRsSvZ]*n`, w)
+}
 
 curl_upload_options(argv) := {w |
 	end := lib.dashdash(argv)
@@ -52,7 +88,7 @@ curl_config(argv) if {
 	regex.match(`^-[#0-9:aBfgGiIjJklLMnNOpqRsSvZ]*K`, w)
 }
 
-url_findings(c) := {lib.finding("deny", "network.scheme", msg, c) |
+url_findings(c) := ({lib.finding("deny", "network.scheme", msg, c) |
 	some o in c.operands
 	parts := regex.find_all_string_submatch_n(`^([A-Za-z][A-Za-z0-9+.-]*)://`, o.text, 1)
 	count(parts) > 0
@@ -66,7 +102,43 @@ url_findings(c) := {lib.finding("deny", "network.scheme", msg, c) |
 	t := lib.target(c, path)
 	lib.secret(t)
 	msg := sprintf("%s %s reads a secret location", [c.name, o.text])
+}) | {lib.finding("deny", "network.metadata", msg, c) |
+	some o in c.operands
+	h := url_host(o.text)
+	metadata_host(h)
+	msg := sprintf("%s %s reaches the cloud metadata service (or a link-local or obfuscated address), which hands out the machine's credentials", [c.name, o.text])
 }
+
+# url_host is the host of a URL, with or without a scheme (curl assumes http://).
+url_host(u) := lower(trim(m[1], "[]")) if {
+	m := regex.find_all_string_submatch_n(`^(?:[A-Za-z][A-Za-z0-9+.-]*://)?(?:[^/?#@]*@)?(\[[^\]]*\]|[^/?#:]*)`, u, 1)[0]
+	m[1] != ""
+}
+
+# metadata_host: a metadata service (data.cmdgate.lists.metadata_hosts), a link-local
+# address, or an IPv4 address spelled as a number, in octal or hexadecimal, or with
+# fewer than four parts (2852039166, 0xa9fea9fe, 0251.0376.0251.0376, 169.254.43518).
+metadata_host(h) if h in lib.lists.metadata_hosts
+
+metadata_host(h) if {
+	regex.match(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`, h)
+	net.cidr_contains("169.254.0.0/16", h)
+}
+
+metadata_host(h) if regex.match(`(^|:)169\.254\.`, h)
+
+metadata_host(h) if regex.match(`^fe[89ab][0-9a-f]?:`, h)
+
+metadata_host(h) if regex.match(`^(0x[0-9a-f]+|[0-9]+)$`, h)
+
+metadata_host(h) if {
+	regex.match(`^((0x[0-9a-f]+|[0-9]+)\.){1,3}(0x[0-9a-f]+|[0-9]+)$`, h)
+	obfuscated_ipv4(h)
+}
+
+obfuscated_ipv4(h) if count(split(h, ".")) < 4
+
+obfuscated_ipv4(h) if regex.match(`(^|\.)0[0-9x]`, h)
 
 wget_findings(c) := (((({lib.finding("deny", "network.upload", msg, c) |
 	end := lib.dashdash(c.argv)

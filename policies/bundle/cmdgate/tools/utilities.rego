@@ -1,6 +1,7 @@
 # Text and system utilities: date may set the system clock (-s, --set, or an
 # MMDDhhmm operand); ripgrep runs preprocessor programs (--pre) and a program for its
-# hyperlinks' host name (--hostname-bin).
+# hyperlinks' host name (--hostname-bin); sort runs a compression program for its
+# temporary files (--compress-program); mkdir -m sets a mode like chmod does.
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -58,3 +59,15 @@ check(k, c) := rg_recursive_findings(c) | {lib.finding("deny", "escape.rg_prepro
 	split(w, "=")[0] in {"--pre", "--hostname-bin"}
 	msg := sprintf("rg %s runs another program on the files it searches", [split(w, "=")[0]])
 } if k == "rg"
+
+# sort --compress-program PROG runs PROG on its temporary files.
+check(k, c) := {lib.finding("deny", "escape.sort_compress_program", "sort --compress-program runs another program", c) |
+	lib.has_long(c.argv, "--compress-program", true)
+} if k == "sort"
+
+# mkdir -m MODE: the chmod 777 class (world-writable or setuid/setgid modes).
+check(k, c) := {lib.finding("deny", "forbidden.chmod_mode", msg, c) |
+	some m in lib.option_values(c.argv, {"short": ["m"], "long": ["--mode"], "abbrev": true})
+	lib.world_writable_mode(m)
+	msg := sprintf("mkdir -m %s creates a directory writable by others (or setuid/setgid); it is forbidden", [m])
+} if k == "mkdir"

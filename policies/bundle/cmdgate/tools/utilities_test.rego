@@ -50,3 +50,16 @@ test_rg_config_path_is_dangerous if {
 	d := t.decide(t.doc([t.set(t.command(0, ["rg", "x"]), {"env": {"RIPGREP_CONFIG_PATH": "/tmp/rc"}})]))
 	"env.dangerous" in t.rules(d)
 }
+
+test_sort_compress_program if {
+	"escape.sort_compress_program" in t.rules(t.run([["sort", "--compress-program=sh", "big.txt"]]))
+	"escape.sort_compress_program" in t.rules(t.run([["sort", "--compress", "gzip", "big.txt"]]))
+	t.run([["sort", "-u", "-k2", "big.txt"]]).action == "allow"
+}
+
+test_mkdir_mode if {
+	"forbidden.chmod_mode" in t.rules(t.run([["mkdir", "-m", "777", "shared"]]))
+	"forbidden.chmod_mode" in t.rules(t.run([["mkdir", "--mode=a+w", "shared"]]))
+	"forbidden.chmod_mode" in t.rules(t.run([["mkdir", "-pm1777", "tmp"]]))
+	t.run([["mkdir", "-m", "755", "-p", "bin"]]).action == "allow"
+}
