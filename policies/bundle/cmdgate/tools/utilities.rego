@@ -60,14 +60,23 @@ check(k, c) := rg_recursive_findings(c) | {lib.finding("deny", "escape.rg_prepro
 	msg := sprintf("rg %s runs another program on the files it searches", [split(w, "=")[0]])
 } if k == "rg"
 
-# sort --compress-program PROG runs PROG on its temporary files.
+# sort --compress-program PROG runs PROG on its temporary files. (The flags rule out
+# most commands first.)
 check(k, c) := {lib.finding("deny", "escape.sort_compress_program", "sort --compress-program runs another program", c) |
 	lib.has_long(c.argv, "--compress-program", true)
-} if k == "sort"
+} if {
+	k == "sort"
+	some f in c.flags
+	startswith(f, "--co")
+}
 
 # mkdir -m MODE: the chmod 777 class (world-writable or setuid/setgid modes).
 check(k, c) := {lib.finding("deny", "forbidden.chmod_mode", msg, c) |
 	some m in lib.option_values(c.argv, {"short": ["m"], "long": ["--mode"], "abbrev": true})
 	lib.world_writable_mode(m)
 	msg := sprintf("mkdir -m %s creates a directory writable by others (or setuid/setgid); it is forbidden", [m])
-} if k == "mkdir"
+} if {
+	k == "mkdir"
+	some f in c.flags
+	regex.match(`^-[^-]*m|^--m`, f)
+}
