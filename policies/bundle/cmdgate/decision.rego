@@ -38,9 +38,12 @@ effect_order("ask") := 1
 
 effect_order(e) := 0 if e != "ask"
 
-# (Without findings, the common case, the decision is known at once.)
+# (Without findings, the common case, or with network findings only, the decision is
+# known at once.)
 decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if {
 	count(findings) == 0
+} else := {"action": "allow", "reasons": [], "sandbox": {"network": true}} if {
+	count({f | some f in findings; f.effect == "network"}) == count(findings)
 } else := {
 	"action": action,
 	"reasons": reasons,

@@ -77,3 +77,27 @@ test_option_values_naming_secrets if {
 	t.run([["grep", "--file=patterns.txt", "x"]]).action == "allow"
 	t.run([["grep", "--file=/etc/hostname", "x"]]).action == "allow"
 }
+
+# The tools' fast paths (for contained commands) still see what they must.
+contained(argv) := t.decide(t.doc([object.union(t.command(0, argv), {"contained": true})]))
+
+test_fast_paths_of_contained_commands if {
+	contained(["tar", "-xzf", "a.tgz"]).action == "allow"
+	"escape.tar_exec" in t.rules(contained(["tar", "-xf", "a.tar", "--to-command=sh"]))
+	"escape.tar_exec" in t.rules(contained(["tar", "-xIsh", "-f", "a.tar"]))
+	"escape.tar_exec" in t.rules(contained(["tar", "xPf", "a.tar"]))
+	"escape.tar_exec" in t.rules(contained(["tar", "-xf", "host:a.tar"]))
+	contained(["sed", "-n", "1,20p", "f"]).action == "allow"
+	"escape.sed_exec" in t.rules(contained(["sed", "-n", "1e id", "f"]))
+	"escape.sed_exec" in t.rules(contained(["sed", "s/a/b/w out", "f"]))
+	"secrets.read" in t.rules(contained(["sed", "s/x/~\\/.ssh\\/id_ed25519/", "f"]))
+	contained(["find", ".", "-name", "*.go"]).action == "allow"
+	"escape.find_exec" in t.rules(contained(["find", ".", "-exec", "sh", "-c", "id", ";"]))
+	contained(["curl", "-sSL", "https://example.com/x"]).action == "allow"
+	"network.upload" in t.rules(contained(["curl", "-d", "x", "https://example.com"]))
+	"network.metadata" in t.rules(contained(["curl", "http://metadata.google.internal/x"]))
+	"network.metadata" in t.rules(contained(["curl", "http://169.254.169.254/"]))
+	"network.scheme" in t.rules(contained(["curl", "gopher://example.com/"]))
+	contained(["wget", "-q", "https://example.com/f.tgz"]).action == "allow"
+	"network.upload" in t.rules(contained(["wget", "--post-data=x", "https://example.com"]))
+}

@@ -119,10 +119,16 @@ writer_spec(spec) := object.union(spec, {
 option_pattern(spec) := concat("|", array.concat(
 	array.concat(
 		[concat("", ["(?m)^-[^-\\n]*[", concat("", spec.short), "]"]) | count(object.get(spec, "short", [])) > 0],
-		[concat("", ["(?m)^--", substring(trim_prefix(l, "--"), 0, 1)]) | some l in object.get(spec, "long", [])],
+		[long_pattern(l, object.get(spec, "abbrev", false)) | some l in object.get(spec, "long", [])],
 	),
 	[concat("", ["(?m)^--?", replace(trim_left(x, "-"), ".", "\\."), "(=|$)"]) | some x in object.get(spec, "single", [])],
 ))
+
+# long_pattern: a long option as written (--output, --output=x), or with abbrev any
+# word with its first letter (--out).
+long_pattern(l, true) := concat("", ["(?m)^--", substring(trim_prefix(l, "--"), 0, 1)])
+
+long_pattern(l, abbrev) := concat("", ["(?m)^", replace(l, ".", "\\."), "(=|$)"]) if abbrev != true
 
 # unknown_profile is the profile of a command the rules know nothing about: a name
 # with no profile, a dynamic name, or a program run by a path outside the system

@@ -5,7 +5,11 @@ package cmdgate.tools
 
 import data.cmdgate.lib
 
-check(k, c) := find_findings(c) if k == "find"
+# Every rule here is about -exec/-execdir/-ok/-okdir or -delete: without them, nothing.
+check(k, c) := set() if {
+	k == "find"
+	regex.match(`(?m)^-(exec|execdir|ok|okdir|delete)$`, concat("\n", c.argv)) == false
+} else := find_findings(c) if k == "find"
 
 find_findings(c) := ((({lib.finding("deny", "escape.find_exec", msg, c) |
 	some inner in find_exec_commands(c.argv)

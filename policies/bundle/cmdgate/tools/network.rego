@@ -6,9 +6,29 @@ package cmdgate.tools
 
 import data.cmdgate.lib
 
-check(k, c) := curl_findings(c) if k == "curl"
+# The common case is ruled out first: a contained curl or wget with only options that
+# neither send nor read files, and plain http(s) URLs whose host is a name (not an
+# address) and not a metadata service.
+check(k, c) := set() if {
+	k == "curl"
+	c.contained == true
+	regex.match(`^((-[sSLfkvgGiN#0-9]|--(silent|show-error|location|fail|fail-with-body|insecure|verbose|compressed|globoff|include|http1\.1|http2|no-progress-meter|no-buffer))(\n|$))*$`, concat("\n", c.flags))
+	plain_urls(c)
+} else := curl_findings(c) if k == "curl"
 
-check(k, c) := wget_findings(c) if k == "wget"
+check(k, c) := set() if {
+	k == "wget"
+	c.contained == true
+	regex.match(`^((-[qcNnv]|--(quiet|no-verbose|continue|timestamping|no-clobber))(\n|$))*$`, concat("\n", c.flags))
+	plain_urls(c)
+} else := wget_findings(c) if k == "wget"
+
+plain_urls(c) if {
+	count(c.operands) > 0
+	urls := lower(concat("\n", [o.text | some o in c.operands]))
+	regex.match(`^(https?://[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z][a-z0-9-]*(:[0-9]+)?([/?#][^\n]*)?(\n|$))+$`, urls)
+	count([h | some h in data.cmdgate.lists.metadata_hosts; contains(urls, h)]) == 0
+}
 
 curl_findings(c) := ((({lib.finding("deny", "network.upload", msg, c) |
 	some w in curl_upload_options(c.argv)
