@@ -54,8 +54,12 @@ secret_path(p) if regex.match(lists.secrets.basename_pattern, basename(p))
 
 secret_path(p) if regex.match(lists.secrets.proc_pattern, p)
 
+secret_path(p) if regex.match(lists.secrets.device_pattern, p)
+
 # secret_glob reports a glob pattern (cat /r??t/.ssh/*, cat /etc/sha*) that can match
 # a secret location or a directory holding them.
+secret_glob(p) if regex.match(lists.secrets.device_pattern, p)
+
 secret_glob(p) if {
 	some s in secret_roots
 	n := count(split(s, "/"))

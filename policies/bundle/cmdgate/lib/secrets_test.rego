@@ -36,3 +36,12 @@ test_secret_globs if {
 	not lib.secret({"text": "/etc/*-release", "path": "/etc/*-release", "dynamic": false, "glob": true})
 	not lib.secret({"text": "/usr/lib/*.so", "path": "/usr/lib/*.so", "dynamic": false, "glob": true})
 }
+
+test_block_devices if {
+	every p in ["/dev/sda", "/dev/sda1", "/dev/nvme0n1p2", "/dev/mapper/root", "/dev/disk/by-uuid/x", "/dev/mem", "/dev/xvda"] {
+		lib.secret({"text": p, "path": p, "dynamic": false})
+	}
+	not lib.secret({"text": "/dev/null", "path": "/dev/null", "dynamic": false})
+	not lib.secret({"text": "/dev/urandom", "path": "/dev/urandom", "dynamic": false})
+	lib.secret({"text": "/dev/sd*", "path": "/dev/sd*", "dynamic": false, "glob": true})
+}

@@ -17,10 +17,10 @@ check(k, c) := set() if {
 	startswith(c.argv[1], "-") == false
 	object.get(data.cmdgate.lists.git.readonly_args, c.argv[1], false) == false
 	object.get({"archive": true, "format-patch": true, "bundle": true}, c.argv[1], false) == false
-	regex.match(`(?m)^(--(upload-pack|receive-pack|exec|ext-diff|open-files-in-pager)|-O|-u$|.*::)`, concat("\n", c.argv)) == false
+	regex.match(`(?m)^(--(upload-pack|receive-pack|exec|ext-diff|open-files-in-pager|no-index)|-O|-u$|.*::)`, concat("\n", c.argv)) == false
 } else := git_findings(c) if k == "git"
 
-git_findings(c) := ((git_global_findings(c, array.slice(c.argv, 0, sub_i)) | git_word_findings(c)) | git_readonly_findings(c, sub_i)) | git_output_findings(c, sub_i) if {
+git_findings(c) := (((git_global_findings(c, array.slice(c.argv, 0, sub_i)) | git_word_findings(c)) | git_readonly_findings(c, sub_i)) | git_output_findings(c, sub_i)) | git_no_index_findings(c) if {
 	sub_i := git_subcommand_index(c.argv)
 }
 
@@ -184,6 +184,12 @@ git_required_word(words, rules) if {
 	object.get(rules, "allow_none", false)
 	count([w | some w in words; not startswith(w, "-")]) == 0
 }
+
+# git_no_index_findings: git grep/diff --no-index read whole trees outside the
+# repository (secrets.read when they hold secret locations).
+git_no_index_findings(c) := recursive_secret_read(c, [o | some o in c.operands]) if {
+	"--no-index" in c.argv
+} else := set()
 
 # git_output_findings: files git writes outside the workspace.
 git_output_findings(c, sub_i) := {lib.finding("deny", "write.outside_workspace", msg, c) |

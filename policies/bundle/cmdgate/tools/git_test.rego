@@ -75,3 +75,10 @@ test_outputs if {
 	"write.outside_workspace" in t.rules(t.run([["git", "archive", "-o", "/tmp/x.tar", "HEAD"]]))
 	t.run([["git", "diff", "--output=patch.diff"]]).action == "allow"
 }
+
+test_no_index_reads_trees if {
+	"secrets.read" in t.rules(t.run([["git", "grep", "--no-index", "-r", "root", "/etc"]]))
+	"secrets.read" in t.rules(t.run([["git", "diff", "--no-index", "/home", "x"]]))
+	t.run([["git", "diff", "--no-index", "a.txt", "b.txt"]]).action == "allow"
+	t.run([["git", "grep", "--no-index", "TODO", "/usr/share/doc"]]).action == "allow"
+}
