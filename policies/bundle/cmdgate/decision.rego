@@ -41,7 +41,7 @@ effect_order(e) := 0 if e != "ask"
 # (Without findings, the common case, or with network findings only, the decision is
 # known at once.)
 decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if {
-	count(findings) == 0
+	count(checks.findings) == 0
 } else := {"action": "allow", "reasons": [], "sandbox": {"network": true}} if {
 	count({f | some f in findings; f.effect == "network"}) == count(findings)
 } else := {
