@@ -6,32 +6,149 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/gateway"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
 // Config is the cmdgate configuration file: one YAML document (--config FILE, else
 // $CMDGATE_CONFIG), one top-level section per part of cmdgate. Every key is optional;
-// a missing key keeps its default. Keys that do not exist are errors: a typo in
-// security configuration must not pass silently.
+// a missing key (or a zero value) keeps its default. Keys that do not exist are errors:
+// a typo in security configuration must not pass silently. Durations are Go durations
+// ("90s", "30m"). For `cmdgate serve`, a CMDGATE_* variable overrides the file and a
+// flag overrides both.
 //
-// Defaults (all of them, in one place):
+// Every key with its default (README.md shows the same):
 //
+//	listen: 127.0.0.1:8080      # --listen, CMDGATE_LISTEN
+//	workspace: ""               # --workspace, CMDGATE_WORKSPACE; "" is the current directory
+//	data: ""                    # --data, CMDGATE_DATA; "" is $XDG_DATA_HOME/cmdgate or ~/.local/share/cmdgate
+//	sandbox: auto               # --sandbox, CMDGATE_SANDBOX: auto, process, linux or docker
+//	log:
+//	  format: text              # --log-format, CMDGATE_LOG_FORMAT: text or json
+//	  level: info               # --log-level, CMDGATE_LOG_LEVEL: debug, info, warn or error
 //	policy:
+//	  dir: ""                   # --policy, CMDGATE_POLICY; "" is the embedded bundle
+//	  watch: true               # reload when a file in dir changes (SIGHUP always reloads)
+//	  reload_debounce: 250ms
+//	  profile: default          # request.profile of every decision
+//	  max_script_bytes: 65536   # larger scripts are refused
 //	  allowed_commands:
-//	    use_default: true    # the categories of seed 001 6.3.1-6.3.6
-//	    additional: []       # entries added ("tool" or "tool subcommand")
-//	    exclude: []          # entries removed ("git" removes every "git ..." entry)
-//	    custom_list: []      # the whole list when use_default is false
-//	  unknown_command: deny  # deny or ask: a command outside the allowlist
-//	  dynamic_command: deny  # deny or ask: a command only known at run time
-//
-// Sections for other parts of cmdgate are added to this struct as they come.
+//	    use_default: true       # the categories of seed 001 6.3.1-6.3.6
+//	    additional: []          # entries added ("tool" or "tool subcommand")
+//	    exclude: []             # entries removed ("git" removes every "git ..." entry)
+//	    custom_list: []         # the whole list when use_default is false
+//	  unknown_command: deny     # deny or ask: a command outside the allowlist
+//	  dynamic_command: deny     # deny or ask: a command only known at run time
+//	exec:
+//	  default_timeout: 30s      # when a request gives no timeout_ms
+//	  max_timeout: 2m           # the largest timeout_ms a request may ask (seed 001: 30m builds)
+//	  default_output_chars: 200000
+//	  max_output_chars: 1000000 # per stream
+//	  kill_grace: 2s            # SIGTERM to SIGKILL when a command's tree is stopped
+//	  env_deny: []              # more variables never passed to commands (globs), added to
+//	                            # CMDGATE_*, BASH_ENV, BASH_FUNC_*, SHELLOPTS, BASHOPTS, CDPATH
+//	  limits:
+//	    core_dumps: false
+//	    file_size: 8589934592   # bytes (RLIMIT_FSIZE)
+//	    open_files: 8192        # RLIMIT_NOFILE
+//	    processes: -1           # RLIMIT_NPROC; -1 keeps the gateway's own
+//	audit:
+//	  checkpoint_every: 1000    # records between signed checkpoints; -1: only at shutdown
+//	  max_input_bytes: 1048576  # largest policy input one record may hold
+//	  mask:                     # added to the built-in patterns, never replacing them
+//	    names: []               # e.g. "*_DSN": variables, options, headers whose values are secret
+//	    flags: []               # e.g. "psql:-W" or "--pin": options whose value is secret
+//	    value_prefixes: []      # e.g. "acme_live_": credential formats masked anywhere
+//	server:
+//	  body_limit: 1048576       # bytes; larger bodies are 413 TOO_LARGE
+//	  shutdown_grace: 10s       # running commands may finish this long after SIGTERM
+//	  request_timeout: 1m       # every endpoint but /v1/exec
+//	  read_header_timeout: 10s
+//	  read_timeout: 30s
+//	  write_timeout: 0s         # 0 is exec.max_timeout plus one minute
+//	  idle_timeout: 2m
+//	  auth_failure_rate: 1      # refused authentications per second and client address...
+//	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
 type Config struct {
-	// Policy configures the policy (policies.Config, validated).
-	Policy policies.Config `yaml:"policy"`
+	Listen    string       `yaml:"listen"`
+	Workspace string       `yaml:"workspace"`
+	Data      string       `yaml:"data"`
+	Sandbox   string       `yaml:"sandbox"`
+	Log       LogConfig    `yaml:"log"`
+	Policy    PolicyConfig `yaml:"policy"`
+	Exec      ExecConfig   `yaml:"exec"`
+	Audit     AuditConfig  `yaml:"audit"`
+	Server    ServerConfig `yaml:"server"`
+}
+
+// LogConfig is the `log:` section.
+type LogConfig struct {
+	Format string `yaml:"format"`
+	Level  string `yaml:"level"`
+}
+
+// PolicyConfig is the `policy:` section: where the bundle comes from, plus the
+// configuration the rules read (policies.Config, whose keys sit inline).
+type PolicyConfig struct {
+	policies.Config `yaml:",inline"`
+	Dir             string        `yaml:"dir"`
+	Watch           *bool         `yaml:"watch"`
+	ReloadDebounce  time.Duration `yaml:"reload_debounce"`
+	Profile         string        `yaml:"profile"`
+	MaxScriptBytes  int           `yaml:"max_script_bytes"`
+}
+
+// ExecConfig is the `exec:` section, mapped onto executor.Config.
+type ExecConfig struct {
+	DefaultTimeout     time.Duration `yaml:"default_timeout"`
+	MaxTimeout         time.Duration `yaml:"max_timeout"`
+	DefaultOutputChars int           `yaml:"default_output_chars"`
+	MaxOutputChars     int           `yaml:"max_output_chars"`
+	KillGrace          time.Duration `yaml:"kill_grace"`
+	EnvDeny            []string      `yaml:"env_deny"`
+	Limits             LimitsConfig  `yaml:"limits"`
+}
+
+// LimitsConfig is `exec.limits`, mapped onto executor.Resources.
+type LimitsConfig struct {
+	CoreDumps bool  `yaml:"core_dumps"`
+	FileSize  int64 `yaml:"file_size"`
+	OpenFiles int64 `yaml:"open_files"`
+	Processes int64 `yaml:"processes"`
+}
+
+// AuditConfig is the `audit:` section, mapped onto audit.Options.
+type AuditConfig struct {
+	CheckpointEvery int        `yaml:"checkpoint_every"`
+	MaxInputBytes   int        `yaml:"max_input_bytes"`
+	Mask            MaskConfig `yaml:"mask"`
+}
+
+// MaskConfig is `audit.mask`: patterns added to audit's defaults. The file can only
+// widen masking, so a mistake in it never lets a secret through that the defaults catch.
+type MaskConfig struct {
+	Names         []string `yaml:"names"`
+	Flags         []string `yaml:"flags"`
+	ValuePrefixes []string `yaml:"value_prefixes"`
+}
+
+// ServerConfig is the `server:` section: the HTTP front's limits.
+type ServerConfig struct {
+	BodyLimit         int64         `yaml:"body_limit"`
+	ShutdownGrace     time.Duration `yaml:"shutdown_grace"`
+	RequestTimeout    time.Duration `yaml:"request_timeout"`
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadTimeout       time.Duration `yaml:"read_timeout"`
+	WriteTimeout      time.Duration `yaml:"write_timeout"`
+	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	AuthFailureRate   float64       `yaml:"auth_failure_rate"`
+	AuthFailureBurst  int           `yaml:"auth_failure_burst"`
 }
 
 // configPath is the configuration file to read: the flag, else $CMDGATE_CONFIG, else
@@ -71,5 +188,85 @@ func decodeConfig(raw []byte, cfg *Config) error {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return errors.New("more than one YAML document")
 	}
-	return cfg.Policy.Validate()
+	return cfg.validate()
+}
+
+// validate checks what the parts' own validation (at start-up) does not see.
+func (c Config) validate() error {
+	var errs []error
+	if c.Policy.MaxScriptBytes < 0 {
+		errs = append(errs, fmt.Errorf("policy.max_script_bytes %d is negative", c.Policy.MaxScriptBytes))
+	}
+	if c.Policy.ReloadDebounce < 0 {
+		errs = append(errs, fmt.Errorf("policy.reload_debounce %v is negative", c.Policy.ReloadDebounce))
+	}
+	if err := c.Policy.Config.Validate(); err != nil {
+		errs = append(errs, err) // a *policies.ConfigError names its key: policy.…
+	}
+	if err := c.Exec.executor().Check(); err != nil {
+		errs = append(errs, fmt.Errorf("exec: %w", err))
+	}
+	if _, err := audit.NewMasker(c.Audit.options().Mask); err != nil {
+		errs = append(errs, fmt.Errorf("audit.mask: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// executor maps the section onto the executor's configuration.
+func (e ExecConfig) executor() executor.Config {
+	return executor.Config{
+		DefaultTimeout:     e.DefaultTimeout,
+		MaxTimeout:         e.MaxTimeout,
+		DefaultOutputChars: e.DefaultOutputChars,
+		MaxOutputChars:     e.MaxOutputChars,
+		KillGrace:          e.KillGrace,
+		EnvDeny:            e.EnvDeny,
+		Resources: executor.Resources{
+			CoreDumps: e.Limits.CoreDumps,
+			FileSize:  e.Limits.FileSize,
+			OpenFiles: e.Limits.OpenFiles,
+			Processes: e.Limits.Processes,
+		},
+	}
+}
+
+// options maps the section onto the audit store's options; mask patterns are added to
+// the defaults.
+func (a AuditConfig) options() audit.Options {
+	var mask audit.MaskOptions
+	if len(a.Mask.Names) > 0 {
+		mask.Names = append(audit.DefaultSecretNames(), a.Mask.Names...)
+	}
+	if len(a.Mask.Flags) > 0 {
+		mask.Flags = append(audit.DefaultSecretFlags(), a.Mask.Flags...)
+	}
+	if len(a.Mask.ValuePrefixes) > 0 {
+		mask.ValuePrefixes = append(audit.DefaultValuePrefixes(), a.Mask.ValuePrefixes...)
+	}
+	return audit.Options{CheckpointEvery: a.CheckpointEvery, MaxInputBytes: a.MaxInputBytes, Mask: mask}
+}
+
+// apply copies the file's gateway settings into opts (before the environment and the
+// flags, which override them).
+func (c Config) apply(opts *gateway.Options) {
+	opts.Listen = c.Listen
+	opts.Workspace = c.Workspace
+	opts.Sandbox = c.Sandbox
+	opts.PolicyDir = c.Policy.Dir
+	opts.Policy = c.Policy.Config
+	opts.Profile = c.Policy.Profile
+	opts.MaxScriptBytes = c.Policy.MaxScriptBytes
+	opts.NoWatch = c.Policy.Watch != nil && !*c.Policy.Watch
+	opts.ReloadDebounce = c.Policy.ReloadDebounce
+	opts.Executor = c.Exec.executor()
+	opts.Audit = c.Audit.options()
+	opts.BodyLimit = c.Server.BodyLimit
+	opts.ShutdownGrace = c.Server.ShutdownGrace
+	opts.RequestTimeout = c.Server.RequestTimeout
+	opts.ReadHeaderTimeout = c.Server.ReadHeaderTimeout
+	opts.ReadTimeout = c.Server.ReadTimeout
+	opts.WriteTimeout = c.Server.WriteTimeout
+	opts.IdleTimeout = c.Server.IdleTimeout
+	opts.AuthFailureRate = c.Server.AuthFailureRate
+	opts.AuthFailureBurst = c.Server.AuthFailureBurst
 }

@@ -17,8 +17,10 @@ import (
 )
 
 const decideUsage = `usage: cmdgate decide [flags] (-c SCRIPT | -- ARGV... | --batch FILE|-)
+       cmdgate decide --url URL|--remote [--cwd DIR] [--shell-mode MODE] (-c SCRIPT | -- ARGV...)
 
-Decides commands offline with the policy, without running anything, and prints
+Decides commands offline with the policy (the bundle of --policy, else policy.dir of the
+configuration file, else the embedded one), without running anything, and prints
 {"decision","reasons","commands","revision","sandbox"} in the JSON envelope. A deny is a
 result: the exit status is 0 whenever a decision was printed.
 
@@ -31,12 +33,20 @@ result: the exit status is 0 whenever a decision was printed.
 --workspace defaults to the current directory, --cwd to the workspace (a relative
 --cwd is relative to the workspace).
 
+With --url URL (or --remote: $CMDGATE_URL, else http://127.0.0.1:8080) the gateway
+decides instead (POST /v1/decide) with its own bundle, configuration and workspace, and
+records the decision in its audit log; the token is $CMDGATE_TOKEN or --token-file.
+Its answer is printed in the envelope; the exit status is 0 whenever it answered, 1
+when it could not be reached (error code UNAVAILABLE).
+
 flags:`
 
 // decideFlags are the flags of `cmdgate decide`.
 type decideFlags struct {
 	policy, config, cwd, workspace, script, batch string
 	maxBytes                                      int
+	url, tokenFile, shellMode                     string
+	remote                                        bool
 }
 
 // decideOutput is what decide prints for one request (a batch line's output also
@@ -59,13 +69,17 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 		fs.PrintDefaults()
 	}
 	var df decideFlags
-	fs.StringVar(&df.policy, "policy", "", "policy bundle directory (default: the embedded bundle)")
+	fs.StringVar(&df.policy, "policy", "", "policy bundle directory (default: policy.dir of the configuration, else the embedded bundle)")
 	fs.StringVar(&df.config, "config", "", "configuration file (default: $CMDGATE_CONFIG)")
 	fs.StringVar(&df.cwd, "cwd", "", "directory the command runs in (default: the workspace)")
 	fs.StringVar(&df.workspace, "workspace", "", "workspace directory (default: the current directory)")
 	fs.StringVar(&df.script, "c", "", "shell script to decide")
 	fs.StringVar(&df.batch, "batch", "", "decide the requests of FILE (- for stdin), one JSON object per line")
-	fs.IntVar(&df.maxBytes, "max-bytes", parse.DefaultMaxBytes, "largest script accepted, in bytes")
+	fs.IntVar(&df.maxBytes, "max-bytes", 0, fmt.Sprintf("largest script accepted, in bytes (default: policy.max_script_bytes of the configuration, else %d)", parse.DefaultMaxBytes))
+	fs.StringVar(&df.url, "url", "", "ask this gateway (POST /v1/decide) instead of deciding offline")
+	fs.BoolVar(&df.remote, "remote", false, "ask the gateway at $CMDGATE_URL (else "+defaultURL+") instead of deciding offline")
+	fs.StringVar(&df.tokenFile, "token-file", "", "with --url/--remote: read the token from this file instead of $CMDGATE_TOKEN")
+	fs.StringVar(&df.shellMode, "shell-mode", "", "with --url/--remote: default or direct")
 	operands, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -73,24 +87,38 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
+	setFlags := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { setFlags[f.Name] = true })
 	modes := 0
-	for _, set := range []bool{df.script != "", len(operands) > 0, df.batch != ""} {
+	for _, set := range []bool{setFlags["c"], len(operands) > 0, df.batch != ""} {
 		if set {
 			modes++
 		}
 	}
-	if modes != 1 || df.maxBytes <= 0 {
+	if modes != 1 || (setFlags["max-bytes"] && df.maxBytes <= 0) {
 		fmt.Fprintln(m.Stderr, "cmdgate decide: give exactly one of -c SCRIPT, -- ARGV... or --batch FILE (and a positive --max-bytes)")
 		fs.Usage()
 		return exitUsage
 	}
+	if df.url != "" || df.remote {
+		return m.decideRemote(ctx, df, setFlags, operands)
+	}
+	for _, name := range []string{"token-file", "shell-mode"} {
+		if setFlags[name] {
+			fmt.Fprintf(m.Stderr, "cmdgate decide: --%s needs --url or --remote\n", name)
+			return exitUsage
+		}
+	}
+	engine, cfg, err := m.loadEngine(ctx, df.policy, df.config)
+	if err != nil {
+		return m.writeError("decide", "FAILED_PRECONDITION", err.Error())
+	}
+	if df.maxBytes == 0 {
+		df.maxBytes = cfg.Policy.MaxScriptBytes // 0 keeps parse's default
+	}
 	opts, err := m.parseOptions(df)
 	if err != nil {
 		return m.writeError("decide", "INVALID_ARGUMENT", err.Error())
-	}
-	engine, err := m.loadEngine(ctx, df.policy, df.config)
-	if err != nil {
-		return m.writeError("decide", "FAILED_PRECONDITION", err.Error())
 	}
 	if df.batch != "" {
 		return m.decideBatch(ctx, engine, df.batch, opts)
@@ -138,20 +166,25 @@ func resolveCwd(ws, cwd string) string {
 	return filepath.Join(ws, cwd)
 }
 
-// loadEngine loads the policy bundle (embedded unless dir) with the configuration file.
-func (m *Main) loadEngine(ctx context.Context, dir, configFlag string) (*policies.Engine, error) {
+// loadEngine loads the policy bundle with the configuration file's policy section:
+// the bundle of dir, else of policy.dir, else the embedded one.
+func (m *Main) loadEngine(ctx context.Context, dir, configFlag string) (*policies.Engine, Config, error) {
 	cfg, err := loadConfig(m.configPath(configFlag))
 	if err != nil {
-		return nil, err
+		return nil, cfg, err
 	}
-	opts := []policies.Option{policies.WithConfig(cfg.Policy)}
+	if dir == "" {
+		dir = cfg.Policy.Dir
+	}
+	opts := []policies.Option{policies.WithConfig(cfg.Policy.Config)}
 	if dir != "" {
 		if err := isDir(dir); err != nil {
-			return nil, err
+			return nil, cfg, err
 		}
 		opts = append(opts, policies.WithDir(dir))
 	}
-	return policies.New(ctx, opts...)
+	e, err := policies.New(ctx, opts...)
+	return e, cfg, err
 }
 
 // decideDoc decides one document. An engine failure is an error (the engine's
@@ -298,4 +331,42 @@ func (m *Main) writeBatchError(line int, message string) {
 	}{schemaVersion, false, "decide", line, cliError{"INVALID_ARGUMENT", message}}
 	b, _ := json.Marshal(out)
 	m.Stdout.Write(append(b, '\n'))
+}
+
+// decideRemote asks a gateway instead of deciding offline (`decide --url URL` or
+// `--remote`): POST /v1/decide with the script or the argv. The gateway decides with its
+// own bundle, configuration and workspace and records the decision in its audit log;
+// its answer is printed in the envelope, exit 0 whenever it answered.
+func (m *Main) decideRemote(ctx context.Context, df decideFlags, setFlags map[string]bool, argv []string) int {
+	for _, name := range []string{"policy", "config", "workspace", "max-bytes", "batch"} {
+		if setFlags[name] {
+			fmt.Fprintf(m.Stderr, "cmdgate decide: --%s decides offline; the gateway uses its own (drop it, or drop --url/--remote)\n", name)
+			return exitUsage
+		}
+	}
+	if df.remote && df.url != "" {
+		fmt.Fprintln(m.Stderr, "cmdgate decide: give --url URL or --remote, not both")
+		return exitUsage
+	}
+	c, err := m.newClient(df.url, df.tokenFile)
+	if err != nil {
+		return m.writeError("decide", "INVALID_ARGUMENT", err.Error())
+	}
+	body := map[string]any{}
+	if setFlags["c"] {
+		body["command"] = df.script
+	} else {
+		body["argv"] = argv
+	}
+	if setFlags["cwd"] {
+		body["cwd"] = df.cwd
+	}
+	if setFlags["shell-mode"] {
+		body["shell_mode"] = df.shellMode
+	}
+	status, answer, err := c.call(ctx, "POST", "/v1/decide", nil, body)
+	if err != nil {
+		return m.clientFailed("decide", err)
+	}
+	return m.writeAnswer("decide", status, answer)
 }

@@ -109,7 +109,7 @@ func (m *Main) runPolicyPrompt(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	e, err := m.loadEngine(ctx, *dir, *config)
+	e, _, err := m.loadEngine(ctx, *dir, *config)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}
@@ -159,7 +159,7 @@ func (m *Main) runPolicyEval(ctx context.Context, args []string) int {
 	if dec.More() {
 		return m.writeError(typ, "INVALID_ARGUMENT", "input holds more than one JSON value")
 	}
-	e, err := m.loadEngine(ctx, *dir, *config)
+	e, _, err := m.loadEngine(ctx, *dir, *config)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}

@@ -24,13 +24,14 @@ Runs the gateway: the HTTP API (DESIGN.md contract 3) on --listen, deciding ever
 command with the policy bundle, recording every decision in the audit log of the data
 directory, and running what is allowed in the sandbox. Logs go to stderr.
 
-Every flag has an environment variable; a flag wins over its variable:
+Every flag has an environment variable; a flag wins over its variable, and both win
+over the configuration file:
   --listen     CMDGATE_LISTEN     default 127.0.0.1:8080
   --workspace  CMDGATE_WORKSPACE  default the current directory
   --data       CMDGATE_DATA       default $XDG_DATA_HOME/cmdgate, else ~/.local/share/cmdgate
   --policy     CMDGATE_POLICY     default the embedded bundle
   --sandbox    CMDGATE_SANDBOX    default auto
-  --config     CMDGATE_CONFIG     (not read yet by this build)
+  --config     CMDGATE_CONFIG     YAML file; every key and its default in README.md
   --log-format CMDGATE_LOG_FORMAT default text
   --log-level  CMDGATE_LOG_LEVEL  default info
 
@@ -160,46 +161,57 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// serveOptions builds the gateway's options from the flags and the environment (a
-// flag wins over its CMDGATE_* variable). This is the seam where the configuration
-// file (--config, CMDGATE_CONFIG) is merged: file < environment < flags.
+// serveOptions builds the gateway's options: the configuration file (--config, else
+// CMDGATE_CONFIG), then the CMDGATE_* variables, then the flags, each overriding the one
+// before.
 func (m *Main) serveOptions(sf serveFlags) (gateway.Options, error) {
-	pick := func(flagValue, env string) string {
+	var opts gateway.Options
+	cfg, err := loadConfig(m.configPath(sf.config))
+	if err != nil {
+		return opts, err
+	}
+	cfg.apply(&opts)
+	// pick is the flag, else the variable, else the file's value.
+	pick := func(flagValue, env, file string) string {
 		if flagValue != "" {
 			return flagValue
 		}
-		return m.Getenv(env)
+		if v := m.Getenv(env); v != "" {
+			return v
+		}
+		return file
 	}
-	var opts gateway.Options
-	if cfg := pick(sf.config, "CMDGATE_CONFIG"); cfg != "" {
-		return opts, fmt.Errorf("--config %s: configuration files are not read by this build of cmdgate yet: use flags or CMDGATE_* variables", cfg)
-	}
-	opts.Listen = pick(sf.listen, "CMDGATE_LISTEN")
+	opts.Listen = pick(sf.listen, "CMDGATE_LISTEN", cfg.Listen)
 	if opts.Listen == "" {
 		opts.Listen = gateway.DefaultListen
 	}
 	if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
 		return opts, fmt.Errorf("listen address %q: want HOST:PORT", opts.Listen)
 	}
-	opts.Workspace = pick(sf.workspace, "CMDGATE_WORKSPACE")
-	dataFlag := sf.data // m.dataDir reads CMDGATE_DATA itself
+	opts.Workspace = pick(sf.workspace, "CMDGATE_WORKSPACE", cfg.Workspace)
+	// m.dataDir reads CMDGATE_DATA itself, between the flag and the file's value.
+	dataFlag := sf.data
+	if dataFlag == "" && m.Getenv("CMDGATE_DATA") == "" {
+		dataFlag = cfg.Data
+	}
 	dir, err := m.dataDir(dataFlag)
 	if err != nil {
 		return opts, err
 	}
 	opts.DataDir = dir
-	if p := pick(sf.policy, "CMDGATE_POLICY"); p != "" {
+	opts.PolicyDir = ""
+	if p := pick(sf.policy, "CMDGATE_POLICY", cfg.Policy.Dir); p != "" {
 		if opts.PolicyDir, err = filepath.Abs(p); err != nil {
 			return opts, fmt.Errorf("policy directory %s: %w", p, err)
 		}
 	}
-	opts.Sandbox = pick(sf.sandbox, "CMDGATE_SANDBOX")
+	opts.Sandbox = pick(sf.sandbox, "CMDGATE_SANDBOX", cfg.Sandbox)
 	switch opts.Sandbox {
 	case "", gateway.SandboxAuto, gateway.SandboxProcess, gateway.SandboxLinux, gateway.SandboxDocker:
 	default:
 		return opts, fmt.Errorf("--sandbox %q: want auto, process, linux or docker", opts.Sandbox)
 	}
-	log, err := newLogger(m.Stderr, pick(sf.logFormat, "CMDGATE_LOG_FORMAT"), pick(sf.logLevel, "CMDGATE_LOG_LEVEL"))
+	log, err := newLogger(m.Stderr, pick(sf.logFormat, "CMDGATE_LOG_FORMAT", cfg.Log.Format), pick(sf.logLevel, "CMDGATE_LOG_LEVEL", cfg.Log.Level))
 	if err != nil {
 		return opts, err
 	}

@@ -18,9 +18,10 @@ import (
 )
 
 // TestServeEndToEnd builds the real cmdgate binary and uses it as a person would:
-// `cmdgate serve` as a process on 127.0.0.1, `cmdgate token create`, `cmdgate exec` for
-// an allowed and a denied command, the audit log read back over the API, a SIGHUP
-// reload, a SIGTERM shutdown, and `cmdgate exec` against a gateway that is gone.
+// `cmdgate serve` as a process on 127.0.0.1 with a configuration file, `cmdgate token
+// create`, `cmdgate exec` for an allowed and a denied command, `cmdgate decide --url`,
+// the audit log read back over the API, a SIGHUP reload, a SIGTERM shutdown, and
+// `cmdgate exec` against a gateway that is gone.
 func TestServeEndToEnd(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("signals: the shutdown part needs SIGTERM and SIGHUP")
@@ -43,10 +44,16 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	env := append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME=", "CMDGATE_DATA=", "CMDGATE_URL=", "CMDGATE_TOKEN=")
+	env := append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME=", "CMDGATE_DATA=", "CMDGATE_URL=", "CMDGATE_TOKEN=", "CMDGATE_CONFIG=")
+	// The configuration file sets the log format, asks (instead of denying) for unknown
+	// commands and lowers the output cap: each shows below that the file was read.
+	config := filepath.Join(dir, "cmdgate.yaml")
+	if err := os.WriteFile(config, []byte("log: {format: json}\npolicy: {unknown_command: ask}\nexec: {default_output_chars: 5000, max_output_chars: 5000}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	serve := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--addr-file", addrFile,
-		"--data", data, "--log-format", "json")
+		"--data", data, "--config", config)
 	serve.Dir = ws // the workspace defaults to the current directory
 	serve.Env = env
 	serve.Stderr = logFile
@@ -121,6 +128,28 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	deniedID, _ := e["decision_id"].(string)
 
+	// The file's exec limits apply: a larger output cap than it allows is refused.
+	out = run(0, client, "exec", "--max-output-chars", "6000", "-c", "echo hi")
+	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "INVALID_ARGUMENT" {
+		t.Errorf("exec --max-output-chars 6000 = %v, want INVALID_ARGUMENT (max 5000 by the config file)", out)
+	}
+
+	// decide as a client: --url, and --remote with CMDGATE_URL. The gateway decides with
+	// its configuration (unknown commands ask) and records each decision.
+	out = run(0, client, "decide", "--url", url, "-c", "go test ./...")
+	if out["ok"] != true || out["decision"] != "allow" || out["decision_id"] == "" || out["type"] != "decide" {
+		t.Errorf("decide --url go test = %v, want allow with a decision_id", out)
+	}
+	out = run(0, client, "decide", "--remote", "--", "npx", "create-app")
+	if out["ok"] != true || out["decision"] != "ask" {
+		t.Errorf("decide --remote npx = %v, want ask (policy.unknown_command: ask in the file)", out)
+	}
+	askID, _ := out["decision_id"].(string)
+	out = run(0, []string{"CMDGATE_URL=" + url, "CMDGATE_TOKEN=" + agent[:len(agent)-1] + "x"}, "decide", "--remote", "-c", "ls")
+	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "UNAUTHENTICATED" {
+		t.Errorf("decide --remote with a wrong token = %v, want UNAUTHENTICATED", out)
+	}
+
 	// The auditor reads the denial back over the API.
 	get := func(path, token string) []byte {
 		t.Helper()
@@ -146,6 +175,11 @@ func TestServeEndToEnd(t *testing.T) {
 	json.Unmarshal(get("/v1/audit?decision=deny", auditor), &page)
 	if len(page.Records) != 1 || page.Records[0].ID != deniedID {
 		t.Errorf("audit deny records = %+v, want %s", page.Records, deniedID)
+	}
+	page.Records = nil
+	json.Unmarshal(get("/v1/audit?decision=ask", auditor), &page)
+	if len(page.Records) != 1 || page.Records[0].ID != askID {
+		t.Errorf("audit ask records = %+v, want the remote decide's %s", page.Records, askID)
 	}
 
 	// SIGHUP reloads the policy: a policy_load record with trigger reload appears.

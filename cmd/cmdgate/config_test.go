@@ -1,0 +1,186 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/gateway"
+)
+
+// fullConfig sets every key of the configuration file.
+const fullConfig = `
+listen: 127.0.0.1:9001
+workspace: /srv/ws
+data: /srv/data
+sandbox: process
+log: {format: json, level: debug}
+policy:
+  dir: /srv/policy
+  watch: false
+  reload_debounce: 1s
+  profile: readonly
+  max_script_bytes: 4096
+  allowed_commands:
+    use_default: false
+    custom_list: [go, git status]
+    exclude: [git status]
+  unknown_command: ask
+  dynamic_command: ask
+exec:
+  default_timeout: 1m
+  max_timeout: 30m
+  default_output_chars: 5000
+  max_output_chars: 50000
+  kill_grace: 3s
+  env_deny: ["AWS_*"]
+  limits: {core_dumps: true, file_size: 1048576, open_files: 256, processes: 100}
+audit:
+  checkpoint_every: 10
+  max_input_bytes: 2048
+  mask: {names: ["*_DSN"], flags: ["psql:-W"], value_prefixes: ["acme_"]}
+server:
+  body_limit: 4096
+  shutdown_grace: 1m
+  request_timeout: 5s
+  read_header_timeout: 2s
+  read_timeout: 3s
+  write_timeout: 31m
+  idle_timeout: 4s
+  auth_failure_rate: 0.5
+  auth_failure_burst: 3
+`
+
+func TestServeOptionsFromFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cmdgate.yaml")
+	if err := os.WriteFile(path, []byte(fullConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &Main{Stderr: os.Stderr, Getenv: func(string) string { return "" }}
+	got, err := m.serveOptions(serveFlags{config: path})
+	if err != nil {
+		t.Fatalf("serveOptions: %v", err)
+	}
+	if got.Logger == nil {
+		t.Fatal("no logger")
+	}
+	got.Logger = nil
+	no := false
+	want := gateway.Options{
+		Listen: "127.0.0.1:9001", Workspace: "/srv/ws", DataDir: "/srv/data", PolicyDir: "/srv/policy",
+		Sandbox: "process", Profile: "readonly", MaxScriptBytes: 4096, NoWatch: true, ReloadDebounce: time.Second,
+		Executor: executor.Config{
+			DefaultTimeout: time.Minute, MaxTimeout: 30 * time.Minute, DefaultOutputChars: 5000, MaxOutputChars: 50000,
+			KillGrace: 3 * time.Second, EnvDeny: []string{"AWS_*"},
+			Resources: executor.Resources{CoreDumps: true, FileSize: 1 << 20, OpenFiles: 256, Processes: 100},
+		},
+		Audit: audit.Options{CheckpointEvery: 10, MaxInputBytes: 2048, Mask: audit.MaskOptions{
+			Names:         append(audit.DefaultSecretNames(), "*_DSN"),
+			Flags:         append(audit.DefaultSecretFlags(), "psql:-W"),
+			ValuePrefixes: append(audit.DefaultValuePrefixes(), "acme_"),
+		}},
+		BodyLimit: 4096, ShutdownGrace: time.Minute, RequestTimeout: 5 * time.Second, ReadHeaderTimeout: 2 * time.Second,
+		ReadTimeout: 3 * time.Second, WriteTimeout: 31 * time.Minute, IdleTimeout: 4 * time.Second,
+		AuthFailureRate: 0.5, AuthFailureBurst: 3,
+	}
+	want.Policy.AllowedCommands.UseDefault = &no
+	want.Policy.AllowedCommands.CustomList = []string{"go", "git status"}
+	want.Policy.AllowedCommands.Exclude = []string{"git status"}
+	want.Policy.UnknownCommand = "ask"
+	want.Policy.DynamicCommand = "ask"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("serveOptions(file) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// The file is overridden by the CMDGATE_* variables, and both by the flags.
+func TestServeOptionsPrecedence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cmdgate.yaml")
+	if err := os.WriteFile(path, []byte("listen: 127.0.0.1:1111\nworkspace: /file/ws\ndata: /file/data\nsandbox: process\npolicy: {dir: /file/policy}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"CMDGATE_CONFIG":    path,
+		"CMDGATE_LISTEN":    "127.0.0.1:2222",
+		"CMDGATE_WORKSPACE": "/env/ws",
+		"CMDGATE_DATA":      "/env/data",
+		"CMDGATE_POLICY":    "/env/policy",
+	}
+	m := &Main{Stderr: os.Stderr, Getenv: func(k string) string { return env[k] }}
+	for _, tc := range []struct {
+		flags                         serveFlags
+		listen, ws, data, policy, box string
+	}{
+		{serveFlags{}, "127.0.0.1:2222", "/env/ws", "/env/data", "/env/policy", "process"},
+		{serveFlags{listen: "127.0.0.1:3333", workspace: "/flag/ws", data: "/flag/data", policy: "/flag/policy", sandbox: "auto"},
+			"127.0.0.1:3333", "/flag/ws", "/flag/data", "/flag/policy", "auto"},
+	} {
+		got, err := m.serveOptions(tc.flags)
+		if err != nil {
+			t.Fatalf("serveOptions(%+v): %v", tc.flags, err)
+		}
+		if got.Listen != tc.listen || got.Workspace != tc.ws || got.DataDir != tc.data || got.PolicyDir != tc.policy || got.Sandbox != tc.box {
+			t.Errorf("serveOptions(%+v) = listen %s, workspace %s, data %s, policy %s, sandbox %s; want %s %s %s %s %s",
+				tc.flags, got.Listen, got.Workspace, got.DataDir, got.PolicyDir, got.Sandbox, tc.listen, tc.ws, tc.data, tc.policy, tc.box)
+		}
+	}
+	// Without the variables the file's values apply.
+	fileOnly := &Main{Stderr: os.Stderr, Getenv: func(k string) string {
+		if k == "CMDGATE_CONFIG" {
+			return path
+		}
+		return ""
+	}}
+	got, err := fileOnly.serveOptions(serveFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Listen != "127.0.0.1:1111" || got.Workspace != "/file/ws" || got.DataDir != "/file/data" || got.PolicyDir != "/file/policy" {
+		t.Errorf("serveOptions(file only) = %s %s %s %s; want the file's values", got.Listen, got.Workspace, got.DataDir, got.PolicyDir)
+	}
+}
+
+func TestConfigRejects(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ yaml, want string }{
+		{"listen: [1, 2]", "cannot unmarshal"},
+		{"exec: {max_timeout: forever}", "into time.Duration"},
+		{"exec: {max_timeout: 10m, default_timeout: 11m}", "default timeout"},
+		{"exec: {max_output_chars: 10}", "max output chars"},
+		{"exec: {env_deny: ['[']}", "exec:"},
+		{"exec: {limits: {open_files: -7}}", "exec:"},
+		{"audit: {mask: {names: ['']}}", "audit.mask"},
+		{"audit: {mask: {flags: ['psql:W']}}", "audit.mask"},
+		{"audit: {mask: {value_prefixes: ['x']}}", "audit.mask"},
+		{"policy: {max_script_bytes: -1}", "policy.max_script_bytes"},
+		{"policy: {reload_debounce: -1s}", "policy.reload_debounce"},
+		{"policy: {unknown_command: allow}", "policy.unknown_command"},
+		{"policy: {dir: x, dri: y}", "field dri not found"},
+		{"server: {body_limt: 1}", "field body_limt not found"},
+		{"a: 1\n---\nb: 2", "field a not found"},
+		{"listen: x\n---\nlisten: y", "more than one YAML document"},
+		{"\x00", "control characters"},
+	} {
+		var cfg Config
+		err := decodeConfig([]byte(tc.yaml), &cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("decodeConfig(%q) = %v, want an error containing %q", tc.yaml, err, tc.want)
+		}
+	}
+	var cfg Config
+	if err := decodeConfig([]byte(fullConfig), &cfg); err != nil {
+		t.Errorf("decodeConfig(full) = %v", err)
+	}
+	if err := decodeConfig(nil, &cfg); err != nil {
+		t.Errorf("decodeConfig(empty) = %v", err)
+	}
+}
