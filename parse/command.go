@@ -57,6 +57,9 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 		} else {
 			cmd.Name = a0.val
 		}
+		// bash looks a name without a slash up among the functions first.
+		cmd.FunctionCall = sc.lookup && known && !a0.tilde && !sc.dynAll && len(cmd.Name) == len(a0.val) &&
+			w.isFunctionCall(a0.val)
 		nflags, nops := countFlags(fields)
 		if nflags > 0 {
 			cmd.Flags = make([]string, 0, nflags)
@@ -97,7 +100,8 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 	if len(fields) == 0 {
 		return
 	}
-	if known {
+	sc.lookup = false
+	if known && !cmd.FunctionCall { // a function named like a wrapper runs its body
 		if wrap := wrappers[cmd.Name]; wrap != nil {
 			w.unwrap(wrap, cmd.Name, fields, env, envDyn, redirs, sc, p)
 		}
@@ -388,6 +392,12 @@ func (w *walker) dirEffect(cmd *Command, fields []field, stdinBody bool) {
 		w.dirs = dirState{}
 		return
 	}
+	if cmd.FunctionCall { // the body runs, not the builtin it may be named after
+		if w.funcs[cmd.Name] {
+			w.dirs = dirState{}
+		}
+		return
+	}
 	switch {
 	case fields[0].val == "cd" || fields[0].val == "pushd":
 		w.cd(fields[1:], fields[0].val == "pushd")
@@ -402,7 +412,8 @@ func (w *walker) dirEffect(cmd *Command, fields []field, stdinBody bool) {
 		if !(stdinBody && len(fields) > 1 && isStdinPath(fields[len(fields)-1])) {
 			w.dirs = dirState{} // a file we do not read (a sourced here-document was walked)
 		}
-	case w.funcs[cmd.Name]:
+	}
+	if w.funcs[cmd.Name] { // perhaps a function that changes directory
 		w.dirs = dirState{}
 	}
 }

@@ -15,7 +15,8 @@
 // command with an empty argv. Each command has its evaluated argv, name, flags, operands
 // with lexically resolved paths, redirections, environment, context (pipeline and stage,
 // subshell, substitution, background, condition, function), the wrappers it was found
-// through (via), its position and the directory its relative paths were resolved against.
+// through (via), its position, the directory its relative paths were resolved against, and
+// whether it calls a function of the script (function_call).
 // Features summarises the shell features used. The fields are documented in document.go;
 // testdata/*.txtar holds the expected document of every construct.
 //
@@ -60,6 +61,24 @@
 // only at run time (`sudo $CMD`) gives an inner command with a dynamic name. Text re-parsed
 // from a string with run-time parts (`bash -c "$X"`, `eval "rm $F"`) cannot be trusted: all
 // its commands are dynamic with dynamic names.
+//
+// # Functions
+//
+// A function definition's body is walked where it is defined (its commands have
+// context.function), and the calls of the function are commands named so. Such a call
+// has function_call when bash certainly runs the function there: the name has no
+// slash, is a POSIX name and not a special builtin, and a definition of it has run in
+// this shell on every path to the call (earlier, in the same or an enclosing shell, not
+// in a branch, loop, right side of && or ||, subshell, pipeline stage, substitution or
+// background job that has ended, nor in another shell), while nothing in the shell may
+// unset it (`unset NAME`, `unset -f NAME`, anywhere) or replace functions unseen
+// (source, mapfile -C, eval or trap text with run-time parts, a run-time command name).
+// Function bodies, trap actions and eval'd text see the functions defined before them.
+// `command NAME`, `builtin NAME` and `exec NAME` bypass functions; a call is not
+// unwrapped (a function named sudo is not the sudo wrapper) and changes the directory
+// only as its body may. funcs_test.go checks the marks against bash. (mvdan.cc/sh reads
+// `f() { :; } && g` as a function whose body is `{ :; } && g`; the walker splits it the
+// way bash runs it: f is defined, then g runs.)
 //
 // # Static evaluation
 //

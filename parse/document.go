@@ -104,6 +104,25 @@ type Command struct {
 	// a command with a dynamic name, inside loops and functions that change directory, for
 	// find -execdir, chroot and the like. Additive field.
 	Cwd string `json:"cwd"`
+	// FunctionCall is true when bash certainly runs a shell function the script defined,
+	// not a program or builtin: the name has no slash and, at this point, a definition
+	// of it has run in this shell on every path (earlier in source order, in the same or
+	// an enclosing shell; not inside an if/case branch, a loop, the right side of && or
+	// ||, a subshell, a pipeline stage, a substitution or a background job that ends
+	// before this point, nor in a nested `bash -c` unless defined there), and nothing in
+	// the shell may remove or replace it unseen (`unset NAME` or `unset -f NAME`
+	// anywhere, source, mapfile -C, eval or trap text with run-time parts, a command
+	// with a run-time name). Function bodies, trap actions and eval'd text see the
+	// functions defined before them (a body also sees itself). False when unsure, and
+	// always for path names (./run), the inner commands of wrappers (`command run`,
+	// `builtin run` and `exec run` bypass functions), the special builtins a POSIX shell
+	// finds before functions (eval, exec, export, set, trap, unset, ...), names that
+	// are not POSIX names (bash in POSIX mode does not define `run-tests`), and in Argv
+	// documents. A function call is not unwrapped (a function named sudo runs its
+	// body, not another command) and has its body's effect on the directory, not a
+	// builtin's. The body's commands are in Commands where the function is defined.
+	// Additive field.
+	FunctionCall bool `json:"function_call"`
 }
 
 // Operand is a non-flag word of a command, resolved lexically against the command's cwd.

@@ -13,7 +13,8 @@ import (
 // would see differently from what runs), with bounded nesting and size. The corpus is in
 // testdata/fuzz/FuzzScript; crashers found are committed there too.
 func FuzzScript(f *testing.F) {
-	for _, s := range []string{"ls -la", "sudo bash -c 'rm -rf /'", "echo $(date) > f"} {
+	for _, s := range []string{"ls -la", "sudo bash -c 'rm -rf /'", "echo $(date) > f",
+		"f() { ls; } && f; unset -f g; eval 'h() { :; }'; h | f; trap f EXIT"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -24,7 +25,13 @@ func FuzzScript(f *testing.F) {
 			t.Fatalf("Script(%q) is not deterministic (-first +second):\n%s", src, diff)
 		}
 		argv := strings.Fields(src)
-		checkDocument(t, src, Argv(argv, opts), opts)
+		adoc := Argv(argv, opts)
+		checkDocument(t, src, adoc, opts)
+		for _, c := range adoc.Commands {
+			if c.FunctionCall {
+				t.Fatalf("Argv(%q): command %d is a function call", argv, c.Index)
+			}
+		}
 	})
 }
 
@@ -68,6 +75,9 @@ func checkDocument(t *testing.T, src string, doc *Document, opts Options) {
 			if o.Argi < 1 || o.Argi >= len(c.Argv) || c.Argv[o.Argi] != o.Text {
 				t.Fatalf("Script(%q): operand %+v does not match argv %q", src, o, c.Argv)
 			}
+		}
+		if c.FunctionCall && (c.DynamicName || len(c.Argv) == 0 || c.Path != c.Name || !funcName(c.Name)) {
+			t.Fatalf("Script(%q): command %d %q is a function call", src, i, c.Argv)
 		}
 		if c.Context.PipelineID < -1 || (c.Context.PipelineID == -1) == c.Context.Pipeline {
 			t.Fatalf("Script(%q): command %d context %+v", src, i, c.Context)

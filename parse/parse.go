@@ -93,6 +93,7 @@ func Script(src string, opts Options) *Document {
 		return fail(doc, msg, line, col)
 	}
 	w := newWalker(doc, opts, src)
+	w.shell = &shellFuncs{tree: f, src: src}
 	w.file(f, w.topScope())
 	return w.finish()
 }

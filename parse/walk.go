@@ -27,10 +27,13 @@ type walker struct {
 	succ  dirState // where it is if the last command succeeded (valid when succOK)
 	succK bool
 
-	fileTree *syntax.File // the tree being walked, for the lazy changesDir scan
-	fileDirs int8         // 0 not scanned, 1 the tree changes directory, -1 it does not
-	funcs    map[string]bool
-	cdpath   bool // the script assigns CDPATH: relative cd targets may go anywhere
+	fileTree *syntax.File    // the tree being walked, for the lazy changesDir scan
+	fileDirs int8            // 0 not scanned, 1 the tree changes directory, -1 it does not
+	funcs    map[string]bool // functions defined anywhere so far: whether one may change directory
+	cdpath   bool            // the script assigns CDPATH: relative cd targets may go anywhere
+
+	fns   funcSet     // functions certainly defined here, in the shell being walked (funcs.go)
+	shell *shellFuncs // what may remove functions in that shell
 
 	buf []byte // scratch for word evaluation
 }
@@ -46,6 +49,7 @@ type scope struct {
 	dynAll bool              // inside a script re-parsed from text with run-time parts
 	same   bool              // commands run in the shell being walked (their cd counts)
 	stdin  *field            // the here-document or here-string on standard input, if any
+	lookup bool              // the command is a simple command of the shell: it may call a function
 }
 
 func newWalker(doc *Document, opts Options, src string) *walker {
@@ -134,8 +138,8 @@ func (w *walker) stmt(s *syntax.Stmt, sc scope) {
 		// A background job runs in a subshell: its cd does not reach the rest.
 		w.doc.Features.Background = true
 		sc.ctx.Background = true
-		saved := w.dirs
-		defer func() { w.dirs, w.succK = saved, false }()
+		saved, fns := w.dirs, w.fns
+		defer func() { w.dirs, w.succK, w.fns = saved, false, fns }()
 	}
 	if s.Negated {
 		// `! cmd` succeeds when cmd fails: where its success would leave the shell is unknown.
@@ -207,7 +211,7 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 		case syntax.AndStmt:
 			// Y runs only if X succeeded; the most likely outcome is that both did.
 			w.stmt(c.X, sc)
-			anyX := w.dirs
+			anyX, fns := w.dirs, w.fns
 			if w.succK {
 				w.dirs = w.succ
 			}
@@ -215,21 +219,23 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 			succ, succK := w.succ, w.succK
 			w.dirs = w.dirs.union(anyX)
 			w.succ, w.succK = succ, succK // the success of X && Y is Y's
+			w.fns = fns                   // Y may not have run
 		default: // ||: Y runs only if X failed; the most likely outcome is that X succeeded.
 			w.stmt(c.X, sc)
-			anyX := w.dirs
+			anyX, fns := w.dirs, w.fns
 			w.stmt(c.Y, sc)
 			w.dirs = anyX.union(w.dirs)
 			w.succK = false
+			w.fns = fns
 		}
 	case *syntax.Subshell:
 		if !w.deeper(&sc, w.pos(c.Pos())) {
 			return
 		}
 		sc.ctx.Subshell = true
-		saved := w.dirs
+		saved, fns := w.dirs, w.fns
 		w.stmts(c.Stmts, sc)
-		w.dirs = saved
+		w.dirs, w.fns = saved, fns
 	case *syntax.Block:
 		if !w.deeper(&sc, w.pos(c.Pos())) {
 			return
@@ -241,7 +247,9 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 		}
 		var out dirState
 		first := true
+		fns := w.fns
 		for ic := c; ic != nil && w.err == nil; ic = ic.Else {
+			w.fns = fns // each branch: only what its own condition defined
 			cond := sc
 			cond.ctx.Condition = true
 			w.succK = false
@@ -264,7 +272,7 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 				out = out.union(otherwise)
 			}
 		}
-		w.dirs = out
+		w.dirs, w.fns = out, fns
 	case *syntax.WhileClause:
 		if !w.deeper(&sc, w.pos(c.Pos())) {
 			return
@@ -295,34 +303,51 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 			return
 		}
 		w.wordSubsts(c.Word, sc)
-		start := w.dirs
+		start, fns := w.dirs, w.fns
 		out := start
 		for _, item := range c.Items {
-			w.dirs = start
+			w.dirs, w.fns = start, fns
 			for _, p := range item.Patterns {
 				w.wordSubsts(p, sc)
 			}
 			w.stmts(item.Stmts, sc)
 			out = out.union(w.dirs)
 		}
-		w.dirs = out
+		w.dirs, w.fns = out, fns
 	case *syntax.FuncDecl:
+		if b, ok := c.Body.Cmd.(*syntax.BinaryCmd); ok {
+			// mvdan.cc/sh reads `f() { :; } && g` (or `|| g`, `| g`) as a function whose
+			// body is `{ :; } && g`; bash defines f, then runs g. A body is never a list.
+			w.compound(splitFuncDecl(c, b), sc)
+			return
+		}
 		w.doc.Features.FunctionDefinition = true
 		if !w.deeper(&sc, w.pos(c.Pos())) {
 			return
 		}
 		sc.ctx.Function = true
+		name := ""
 		if c.Name != nil {
+			name = c.Name.Value
 			if w.funcs == nil {
 				w.funcs = map[string]bool{}
 			}
-			w.funcs[c.Name.Value] = w.changesDir(c.Body)
+			// Any of the definitions of a name may be the one that runs.
+			w.funcs[name] = w.changesDir(c.Body) || w.funcs[name]
 		}
-		// The body runs when called, from wherever the script is then.
-		saved := w.dirs
+		// The body runs when called, from wherever the script is then, with the functions
+		// defined by then (itself included).
+		saved, fns := w.dirs, w.fns
 		w.dirs = w.laterDirs()
+		register := name != "" && !sc.dynAll && funcName(name)
+		if register {
+			w.fns = w.fns.with(name)
+		}
 		w.stmt(c.Body, sc)
-		w.dirs = saved
+		w.dirs, w.fns = saved, fns
+		if register {
+			w.fns = w.fns.with(name)
+		}
 	case *syntax.ArithmCmd:
 		w.arithSubsts(c.X, sc)
 	case *syntax.TestClause:
@@ -333,16 +358,35 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 			return
 		}
 		sc.ctx.Background = true
-		saved := w.dirs
+		saved, fns := w.dirs, w.fns
 		w.stmt(c.Stmt, sc)
-		w.dirs = saved
+		w.dirs, w.fns = saved, fns
 	case *syntax.TestDecl:
 		if !w.deeper(&sc, w.pos(c.Pos())) {
 			return
 		}
+		fns := w.fns
 		w.wordSubsts(c.Description, sc)
 		w.stmt(c.Body, sc)
+		w.fns = fns
 	}
+}
+
+// splitFuncDecl turns the function fd whose body was read as the list b into that list,
+// with the definition of fd (with the list's first statement for body) in place of its
+// first statement. The tree is copied, not changed.
+func splitFuncDecl(fd *syntax.FuncDecl, b *syntax.BinaryCmd) *syntax.BinaryCmd {
+	nb := *b
+	if xb, ok := b.X.Cmd.(*syntax.BinaryCmd); ok {
+		nx := *b.X
+		nx.Cmd = splitFuncDecl(fd, xb)
+		nb.X = &nx
+		return &nb
+	}
+	def := *fd
+	def.Body = b.X
+	nb.X = &syntax.Stmt{Position: fd.Pos(), Cmd: &def}
+	return &nb
 }
 
 // pipeline walks the stages of a pipeline with 2+ stages. Each stage runs in a subshell.
@@ -350,7 +394,7 @@ func (w *walker) pipeline(c *syntax.BinaryCmd, sc scope) {
 	stages := pipeStages(c, make([]*syntax.Stmt, 0, 4))
 	id := w.pipes
 	w.pipes++
-	saved := w.dirs
+	saved, fns := w.dirs, w.fns
 	for i, st := range stages {
 		s := sc
 		s.ctx.Pipeline = true
@@ -359,10 +403,10 @@ func (w *walker) pipeline(c *syntax.BinaryCmd, sc scope) {
 		if i > 0 {
 			s.stdin = nil // the pipe
 		}
-		w.dirs = saved
+		w.dirs, w.fns = saved, fns
 		w.stmt(st, s)
 	}
-	w.dirs = saved
+	w.dirs, w.fns = saved, fns
 	w.succK = false
 }
 
@@ -385,8 +429,10 @@ func (w *walker) loop(n syntax.Node, sc scope, body func()) {
 	if !w.dirs.unknown() && w.changesDir(n) {
 		w.dirs = dirState{}
 	}
+	fns := w.fns
 	body()
 	w.succK = false
+	w.fns = fns // the body may not have run
 }
 
 // loopVar records the loop variable's assignments and walks the items' substitutions.
@@ -427,7 +473,9 @@ func (w *walker) call(c *syntax.CallExpr, s *syntax.Stmt, own []redir, sc scope)
 		return
 	}
 	before := w.dirs
-	w.command(fields, env, envDyn, w.combine(own, sc.redirs), sc, w.pos(c.Pos()), false)
+	call := sc
+	call.lookup = true
+	w.command(fields, env, envDyn, w.combine(own, sc.redirs), call, w.pos(c.Pos()), false)
 	// Substitutions run before the command, in a subshell of the shell before it.
 	after, succ, succK := w.dirs, w.succ, w.succK
 	w.dirs = before
@@ -630,9 +678,9 @@ func (w *walker) subst(stmts []*syntax.Stmt, p syntax.Pos, sc scope, proc bool) 
 		return
 	}
 	sc.ctx.Substitution = true
-	saved, succ, succK := w.dirs, w.succ, w.succK
+	saved, succ, succK, fns := w.dirs, w.succ, w.succK, w.fns
 	w.stmts(stmts, sc)
-	w.dirs, w.succ, w.succK = saved, succ, succK
+	w.dirs, w.succ, w.succK, w.fns = saved, succ, succK, fns
 }
 
 // wordSubsts walks the substitutions inside a word, and records ${A:=b} assignments.

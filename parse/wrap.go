@@ -69,6 +69,7 @@ type inner struct {
 	dynamic  bool     // the inner command gets arguments at run time (xargs, find -exec)
 	dir      *dirState
 	same     bool // runs in the shell being walked (builtin, command, eval)
+	later    bool // runs later in the shell being walked (a trap action)
 }
 
 func (w *walker) unwrap(fn wrapFunc, name string, fields []field, env map[string]string, envDyn bool, redirs []redir, sc scope, p Pos) {
@@ -148,16 +149,21 @@ func (c *wrapCall) script(text field, in inner) *syntax.File {
 	}
 	sc.envDyn = c.envDyn || in.envDyn
 	savedSrc, savedAt, savedDirs := w.src, w.at, w.dirs
+	savedFns, savedShell := w.fns, w.shell
 	at := c.pos
 	w.src, w.at = text.val, &at
 	if in.dir != nil {
 		w.dirs = *in.dir
 	}
+	if !in.same && !in.later { // a new shell: no function of this one (exported ones are not followed)
+		w.fns, w.shell = nil, &shellFuncs{tree: f, src: text.val}
+	}
 	before := len(w.doc.Commands)
 	w.file(f, sc)
 	w.src, w.at = savedSrc, savedAt
-	if !in.same { // a new shell: its cd stays there
+	if !in.same { // a new shell (its cd and functions stay there) or a trap action
 		w.dirs = savedDirs
+		w.fns, w.shell = savedFns, savedShell
 	}
 	if sc.dynAll && len(w.doc.Commands) == before {
 		sc.same = false
@@ -635,7 +641,7 @@ func wrapTrap(c *wrapCall) {
 	w := c.w
 	w.doc.Features.Eval = true
 	d := w.laterDirs()
-	if f := c.script(args[0], inner{dir: &d}); f != nil && w.changesDir(f) {
+	if f := c.script(args[0], inner{dir: &d, later: true}); f != nil && w.changesDir(f) {
 		w.dirs = dirState{} // the action may run before any later command (DEBUG, ERR)
 	}
 }

@@ -44,7 +44,7 @@ var (
 
 	kIndex, kPath, kArgv, kFlags, kOperands, kRedirects, kEnv, kDynamic, kDynamicName, kGlob, kVia, kContext, kPos = key("index"), key("path"), key("argv"), key("flags"), key("operands"), key("redirects"), key("env"), key("dynamic"), key("dynamic_name"), key("glob"), key("via"), key("context"), key("pos")
 
-	kText, kInsideWorkspace, kArgi, kContained = key("text"), key("inside_workspace"), key("argi"), key("contained")
+	kText, kInsideWorkspace, kArgi, kContained, kFunctionCall = key("text"), key("inside_workspace"), key("argi"), key("contained"), key("function_call")
 
 	kOp, kFd, kTarget, kWrite, kBody = key("op"), key("fd"), key("target"), key("write"), key("body")
 
@@ -144,6 +144,7 @@ func (b *builder) command(c *parse.Command) ast.Value {
 		b.item(kContext, contextValue(c.Context)),
 		b.item(kPos, posValue(c.Pos)),
 		b.str(kCwd, c.Cwd),
+		boolean(kFunctionCall, c.FunctionCall),
 		boolean(kContained, Contained(c)),
 	)
 }
