@@ -16,9 +16,11 @@ import data.cmdgate.lib
 # name_findings (called from commands.rego): commands run by a profiled bare name
 # that is not allowed by itself (git needs a subcommand; sudo is forbidden; sh is not
 # listed) meet name_finding; commands run by a path, by a dynamic name or by a name
-# without a profile meet every rule of checks/odd.rego.
+# without a profile meet every rule of checks/odd.rego. A call of a function the
+# script defined (function_call) meets no name rule.
 name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)} if {
 	lib.index.unlisted[c.path] == true
+	not function_call(c)
 } else := odd_findings(c, lib.profile_for(c)) if {
 	object.get(lib.index.profiles, c.path, false) == false
 } else := set()
@@ -42,7 +44,6 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 	msg := sprintf("%s: %s", [c.name, reason])
 } else := lib.finding(lib.unknown_effect, "allowlist.path_command", msg, c) if {
 	contains(c.path, "/")
-	not function_call(c)
 	not lib.system_path(c.path)
 	msg := sprintf("%s is run by a path outside the system directories; only the tools installed there are on the allowlist", [c.path])
 } else := lib.finding("deny", "forbidden.command", msg, c) if {
@@ -54,15 +55,20 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 } else := lib.finding(lib.unknown_effect, "allowlist.unknown_command", msg, c) if {
 	count(c.argv) > 0
 	not eff.names[c.name]
-	not function_call(c)
 	not allowlist.allowed_unlisted(c, eff)
 	not job_control_only(c)
 	msg := unknown_message(c, eff)
 }
 
-# function_call reports a call of a function the script defined earlier (parse's
-# function_call): bash runs the function's body, whose commands are checked where it is
-# defined, not a program. (A function named like a forbidden command stays forbidden.)
+# function_call reports a call of a function the script defined (parse's
+# function_call: bash certainly runs the function there, not a program or builtin).
+# The function's body is what runs, and its commands are checked where it is defined,
+# so the call meets no name rule: not the allowlist, and not the forbidden list either
+# (a function named sudo runs its body, not sudo). Its words and redirects still meet
+# the other rules (operands naming secrets, writes outside the workspace, the checks of
+# a tool it is named after). Where parse is unsure (a definition inside an if, a loop or
+# a subshell, a call before the definition, a name the script may unset), the field is
+# false and the call is checked as a program.
 function_call(c) if c.function_call == true
 
 # kill of the shell's own jobs only (kill %1, kill -TERM %+) is job control, not the

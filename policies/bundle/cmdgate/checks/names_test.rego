@@ -103,7 +103,26 @@ test_function_calls if {
 	call := object.union(t.command(1, ["run", "./pkg/..."]), {"function_call": true})
 	body := object.union(t.command(0, ["go", "test", "./pkg/..."]), {"context": object.union(t.context, {"function": true})})
 	t.decide(t.doc([body, call])).action == "allow"
-	t.run([["run", "./pkg/..."]]).action == "deny"
-	bad := object.union(t.command(0, ["sudo"]), {"function_call": true})
-	t.decide(t.doc([bad])).action == "deny"
+
+	# not marked (or marked false): a program
+	t.rules(t.run([["run", "./pkg/..."]])) == {"allowlist.unknown_command"}
+	t.rules(t.decide(t.doc([object.union(t.command(0, ["run"]), {"function_call": false})]))) == {"allowlist.unknown_command"}
+}
+
+test_function_named_like_a_forbidden_or_listed_command if {
+	# bash runs the function's body, which is checked where it is defined
+	every argv in [["sudo", "id"], ["ssh", "host"], ["mkfs.ext4", "x"], ["git", "push"], ["python3.12", "x.py"]] {
+		t.decide(t.doc([object.union(t.command(0, argv), {"function_call": true})])).action == "allow"
+	}
+}
+
+test_function_call_words_are_checked if {
+	secret := object.union(t.command(0, ["run", "/etc/shadow"]), {"function_call": true})
+	"secrets.read" in t.rules(t.decide(t.doc([secret])))
+	write := object.union(t.command(0, ["run"]), {"function_call": true, "redirects": [t.redirect(">", "/etc/x")]})
+	"write.outside_workspace" in t.rules(t.decide(t.doc([write])))
+
+	# a function named like a tool keeps that tool's checks on its own words
+	rm := object.union(t.command(0, ["rm", "-rf", "build"]), {"function_call": true})
+	"forbidden.rm_recursive_force" in t.rules(t.decide(t.doc([rm])))
 }
