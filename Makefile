@@ -13,8 +13,9 @@ build:
 run: build
 	$(BIN) serve $(ARGS)
 
+# The race detector is on: the gateway and the audit log are concurrent by design.
 test: lint opa-test
-	$(GO) test -count=1 $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
 
 # The default policy bundle also passes stock `opa test` (the OPA CLI of the pinned module).
 opa-test:
@@ -23,13 +24,21 @@ opa-test:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
 
-fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzScript$$' -fuzztime $(FUZZTIME) ./parse
+# Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
+FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture
 
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
+
+# vet for macOS and Windows too: the executor and the gateway are build-tagged per OS.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	GOOS=darwin $(GO) vet $(PKGS)
+	GOOS=windows $(GO) vet $(PKGS)
 
 clean:
 	rm -rf bin
