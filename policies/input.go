@@ -193,16 +193,19 @@ func Contained(c *parse.Command) bool {
 }
 
 // optionPath reports an option word whose value may be a path outside the workspace:
-// --opt=/x, --opt=~/x, --opt=../x, -f/x (the rules check those values).
+// --opt=/x, -opt=/x (Go flags), --opt=~/x, --opt=../x, --opt=a/../../x, -f/x (the rules
+// check those values).
 func optionPath(w string) bool {
-	var v string
-	switch {
-	case strings.HasPrefix(w, "--"):
-		_, v, _ = strings.Cut(w, "=")
-	case len(w) > 2 && w[0] == '-':
-		v = w[2:]
+	if _, v, ok := strings.Cut(w, "="); ok && outsidePath(v) {
+		return true
 	}
-	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "..") || strings.Contains(v, "$")
+	return !strings.HasPrefix(w, "--") && len(w) > 2 && outsidePath(w[2:])
+}
+
+// outsidePath reports text that may name a path outside the workspace when resolved.
+func outsidePath(v string) bool {
+	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.HasPrefix(v, "..") ||
+		strings.Contains(v, "$") || strings.Contains(v, "/../") || strings.HasSuffix(v, "/..")
 }
 
 // nameless reports a redirection that names no file: a descriptor duplication or a

@@ -101,6 +101,11 @@ func TestContained(t *testing.T) {
 		{"grep --include='*.go' -rn x .", []bool{true}},
 		{"go test -coverprofile=cover.out ./...", []bool{true}},
 		{"echo -- --file=/etc/x", []bool{true}},
+		{"make -fsub/../../x.mk", []bool{false}},
+		{"make --file=sub/..", []bool{false}},
+		{"go test ./...", []bool{true}},
+		{"go test -modfile=/tmp/go.mod ./...", []bool{false}},
+		{"go test -run=TestX ./...", []bool{true}},
 	} {
 		doc := parse.Script(tc.script, corpusOptions)
 		var got []bool

@@ -2,8 +2,9 @@
 # selecting the commands it applies to with one lookup:
 #
 #   1. commands.rego (below): every command but the contained commands of tools allowed
-#      by their bare name meets the name, environment, operand and redirect rules
-#      (names.rego, odd.rego, env.rego, operands.rego, redirects.rego). `contained`
+#      by their bare name meets the name, environment, operand, redirect and program
+#      file rules (names.rego, odd.rego, env.rego, operands.rego, redirects.rego,
+#      code.rego). `contained`
 #      (added by the engine, see policies.Contained) says the command has no
 #      environment assignments, no run-time words and names only static paths inside
 #      the workspace and outside .git: for an allowed tool those rules could find
@@ -32,7 +33,7 @@ allowed_by_subcommand(c) if lib.index.allowed_subcommands[c.path][c.argv[1]] == 
 
 command_findings(c) := name_findings(c) if {
 	c.contained == true
-} else := (((name_findings(c) | env_findings(c)) | (operand_findings(c) | redirect_findings(c))) | unknown_target_findings(c)) | option_path_findings(c)
+} else := ((((name_findings(c) | env_findings(c)) | (operand_findings(c) | redirect_findings(c))) | unknown_target_findings(c)) | option_path_findings(c)) | code_findings(c)
 
 # secrets.read: an option whose value names a secret location (--file=/etc/shadow,
 # -f/root/x, --netrc-file=~/.netrc). (A value given as the next word is an operand,

@@ -27,12 +27,14 @@ import data.cmdgate.allowlist
 #	trigger         a regular expression the command's words (joined by newlines)
 #	                must match for the special rules to run ("" matches all)
 #	wildcard        the glob_options spec (options a glob may inject), or false
+#	code            the code_files spec (options and operands naming program files), or
+#	                false
 computed_profiles := {n: profile(n, eff) |
 	eff := allowlist.effective
 	some n in profile_names
 }
 
-profile_names := ((((({n | some n in lists.shells} | {n | some n, _ in lists.interpreter_names}) | ({n | some n in lists.download_tools} | {n | some n, _ in lists.network})) | ({n | some n, _ in lists.writers} | {n | some n, _ in lists.in_place})) | (({n | some n, _ in lists.pattern_tools} | {n | some n in lists.non_path_tools}) | ({n | some n, _ in lists.aliases} | {n | some _, n in lists.aliases}))) | ((runs_files_names | allowlist_names) | {n | some n, _ in lists.forbidden})) | ({n | some n, _ in eff_names} | {n | some n, _ in lists.glob_options})
+profile_names := ((((({n | some n in lists.shells} | {n | some n, _ in lists.interpreter_names}) | ({n | some n in lists.download_tools} | {n | some n, _ in lists.network})) | ({n | some n, _ in lists.writers} | {n | some n, _ in lists.in_place})) | (({n | some n, _ in lists.pattern_tools} | {n | some n in lists.non_path_tools}) | ({n | some n, _ in lists.aliases} | {n | some _, n in lists.aliases}))) | ((runs_files_names | allowlist_names) | {n | some n, _ in lists.forbidden})) | (({n | some n, _ in eff_names} | {n | some n, _ in lists.glob_options}) | {n | some n, _ in lists.code_files})
 
 eff_names := allowlist.effective.names
 
@@ -59,6 +61,7 @@ profile(n, eff) := {
 	"special": special,
 	"trigger": special_trigger(special, writer),
 	"wildcard": object.get(lists.glob_options, key, object.get(lists.glob_options, n, false)),
+	"code": object.get(lists.code_files, key, object.get(lists.code_files, n, false)),
 } if {
 	key := tool_key(n)
 	forbidden := object.get(lists.forbidden, n, "")
@@ -139,7 +142,7 @@ unknown_profile(n) := {
 	"key": n, "allowed": false, "forbidden": "", "shell": false, "interpreter": "",
 	"download": false, "network": false, "writer": false, "writes_operands": false,
 	"in_place": false, "pattern": false, "non_path": false, "runs_files": false,
-	"special": "", "trigger": "", "wildcard": false,
+	"special": "", "trigger": "", "wildcard": false, "code": false,
 }
 
 # index holds the profiles and the subsets of names the rules look commands up in (by
