@@ -60,19 +60,17 @@ python_module_command(c) := object.union(c, {
 
 # code_files are the program files of c: its options' values and its program operands.
 code_files(c, p, spec) := {lib.target(c, v) | some v in lib.option_values(c.argv, spec)} | {t |
-	some t in program_operands(c, p, spec, operand_mode(c, p, spec.operands))
+	some t in program_operands(c, p, spec, operand_mode(c, p, object.get(spec, "operands", "")))
 }
 
-# operand_mode is the spec's operands mode, through the subcommand map when it is one
-# ("" for none).
+# operand_mode is the spec's operands mode ("" for none), through the subcommand map
+# when it is one.
 operand_mode(_, _, mode) := mode if is_string(mode)
 
 operand_mode(c, p, modes) := object.get(modes, sub, "") if {
 	is_object(modes)
 	sub := lib.first_positional(c.argv, object.get(lib.lists.subcommand_value_options, p.key, []))
 } else := "" if is_object(modes)
-
-operand_mode(_, _, modes) := "" if not modes
 
 # program_operands are the operands that are programs, per mode. (script and first
 # leave a run-time program to dynamic.script.)

@@ -41,7 +41,7 @@ test_program_files_inside_the_workspace if {
 	every argv in [
 		["python3", "script.py"], ["python3", "x.py", "/etc/hosts"], ["python3", "-m", "pytest", "-x", "tests/"],
 		["python3", "-c", "print(1)", "/tmp/x"], ["python3", "-m", "http.server"],
-		["go", "run", "./cmd/tool", "--help"], ["go", "run", "main.go", "/tmp/out"], ["go", "run", ".", "/tmp/x"],
+		["go", "run", "./cmd/tool", "--help"], ["go", "run"], ["go", "vet", "/tmp/x"], ["go", "run", "main.go", "/tmp/out"], ["go", "run", ".", "/tmp/x"],
 		["go", "test", "./..."], ["go", "test", "-args", "/tmp"], ["go", "build", "-o", "bin/app", "./cmd/app"],
 		["make"], ["make", "-C", "build"], ["make", "-f", "build/Makefile", "all"],
 		["pytest", "tests/", "-k", "not slow"], ["pytest", "-p", "xdist"], ["eslint", "src"],
