@@ -1,6 +1,7 @@
 # Builtins that change how later commands run: trap (runs a command later), hash -p
 # (maps a name to any file), shopt -s expand_aliases and alias definitions, enable -f
-# (loads a builtin from a shared object), env -S/--split-string and env -C.
+# (loads a builtin from a shared object), mapfile/readarray -C (runs a callback), env
+# -S/--split-string and env -C.
 package cmdgate.tools
 
 import data.cmdgate.lib
@@ -43,6 +44,16 @@ check(k, c) := {lib.finding("deny", "escape.alias", "alias definitions replace c
 check(k, c) := {lib.finding("deny", "escape.enable", "enable -f loads a builtin from a shared object", c) |
 	lib.has_short(c.argv, "f")
 } if k == "enable"
+
+# mapfile/readarray -C CALLBACK evaluates CALLBACK as shell code every few lines read.
+check(k, c) := mapfile_findings(c) if k == "mapfile"
+
+check(k, c) := mapfile_findings(c) if k == "readarray"
+
+mapfile_findings(c) := {lib.finding("deny", "escape.mapfile_callback", msg, c) |
+	lib.has_short(c.argv, "C")
+	msg := sprintf("%s -C runs its callback as shell code, which the policy cannot check", [c.name])
+}
 
 check(k, c) := (assign_findings(c) | {lib.finding("deny", "escape.env_split", msg, c) |
 	some w in env_own_words(c.argv)

@@ -33,3 +33,10 @@ test_env if {
 	t.run([["env", "FOO=1", "ls"]]).action == "allow"
 	t.run([["env"]]).action == "allow"
 }
+
+test_mapfile_callback if {
+	"escape.mapfile_callback" in t.rules(t.run([["mapfile", "-C", "rm -rf x", "-c", "1", "a"]]))
+	"escape.mapfile_callback" in t.rules(t.run([["readarray", "-tC", "id", "a"]]))
+	t.run([["mapfile", "-t", "lines"]]).action == "allow"
+	t.run([["readarray", "-t", "-d", ",", "a"]]).action == "allow"
+}
