@@ -117,8 +117,9 @@ type Command struct {
 	// always for path names (./run), the inner commands of wrappers (`command run`,
 	// `builtin run` and `exec run` bypass functions), the special builtins a POSIX shell
 	// finds before functions (eval, exec, export, set, trap, unset, ...), names that
-	// are not POSIX names (bash in POSIX mode does not define `run-tests`), and in Argv
-	// documents. A function call is not unwrapped (a function named sudo runs its
+	// are not POSIX names (bash in POSIX mode does not define `run-tests`), and for the
+	// program of an Argv document (no shell runs it; a `bash -c` script it runs may
+	// call its own functions). A function call is not unwrapped (a function named sudo runs its
 	// body, not another command) and has its body's effect on the directory, not a
 	// builtin's. The body's commands are in Commands where the function is defined.
 	// Additive field.
