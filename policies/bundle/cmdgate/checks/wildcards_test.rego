@@ -18,7 +18,7 @@ test_globs_injecting_options_are_denied if {
 		["find", ".", "-name", "*.go"], ["find", "*", "-type", "f"], ["sort", "*.txt"],
 		["awk", "*"], ["xargs", "*"], ["rsync", "*", "dst/"], ["zip", "a.zip", "*"],
 		["7z", "a", "a.7z", "*"], ["unzip", "*.zip"], ["rg", "x", "*"], ["git", "grep", "x", "*"],
-		["split", "*"], ["curl", "*"], ["make", "*"], ["gtar", "-cf", "a.tar", "*"],
+		["split", "*"], ["curl", "*"], ["make", "*"], ["gtar", "-cf", "a.tar", "*"], ["cd", "*"], ["pushd", "*"],
 		["/usr/bin/rm", "*"], ["rm", "[!a]*"], ["rm", "[-a]*"], ["rm", "[[:alpha:]]*"],
 		["rm", "@(a|b)"], ["rm", "!(keep)"], ["rm", "+(x)"], ["rm", "-rf*"], ["rm", "--forc?", "x"],
 	] {
