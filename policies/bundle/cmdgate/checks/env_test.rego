@@ -10,6 +10,15 @@ test_dangerous_prefix_assignment if {
 	}
 }
 
+test_code_locations if {
+	every env in [{"GOWORK": "/tmp/go.work"}, {"GOPATH": "/tmp/gopath"}, {"GOMODCACHE": "../cache"}, {"GRADLE_USER_HOME": "/tmp/g"}, {"PYTEST_ADDOPTS": "--rootdir=/"}, {"GEM_PATH": "/tmp/gems"}, {"GOWORK": "$W"}] {
+		"env.dangerous" in t.rules(t.decide(t.doc([t.set(t.command(0, ["go", "test", "./..."]), {"env": env})])))
+	}
+	every env in [{"GOWORK": "off"}, {"GOWORK": "go.work"}, {"GOPATH": ".gopath"}] {
+		t.decide(t.doc([t.set(t.command(0, ["go", "test", "./..."]), {"env": env})])).action == "allow"
+	}
+}
+
 test_harmless_prefix_assignment if {
 	every name in ["FOO", "GOOS", "CGO_ENABLED", "DEBUG", "CI"] {
 		d := t.decide(t.doc([t.set(t.command(0, ["go", "build", "./..."]), {"env": {name: "1"}})]))
