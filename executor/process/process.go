@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -121,7 +118,7 @@ func echo(spec executor.Spec) []string {
 // run starts the command and sees it through.
 func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, argv, env []string) (executor.Result, error) {
 	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
-	p, err := newPipes(spec.Stdin != "")
+	streams, err := executor.NewStreams(spec.Stdin != "", spec.MaxOutputChars)
 	if err != nil {
 		return executor.Result{}, executor.Internal("create pipes", err)
 	}
@@ -130,18 +127,16 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 		Args:        argv,
 		Env:         env,
 		Dir:         spec.Dir,
-		Stdout:      p.outW,
-		Stderr:      p.errW,
+		Stdout:      streams.ChildStdout(),
+		Stderr:      streams.ChildStderr(),
 		SysProcAttr: proc.SysProcAttr(),
 	}
-	if p.inR != nil {
-		cmd.Stdin = p.inR // else os/exec gives the command the null device
+	if in := streams.ChildStdin(); in != nil {
+		cmd.Stdin = in // else os/exec gives the command the null device
 	}
 	start := time.Now()
-	err = cmd.Start()
-	p.closeChildEnds()
-	if err != nil {
-		p.closeParentEnds()
+	if err := cmd.Start(); err != nil {
+		streams.Abort()
 		return executor.Result{}, startError(err, spec)
 	}
 
@@ -149,7 +144,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		p.closeParentEnds()
+		streams.Abort()
 		return executor.Result{}, executor.Internal("contain the command's process tree", err)
 	}
 	defer group.Close()
@@ -158,66 +153,23 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 		group.Kill()
 		cmd.Wait()
 		group.WaitGone(e.cfg.Delay())
-		p.closeParentEnds()
+		streams.Abort()
 		return executor.Result{}, executor.Internal("apply resource limits", err)
 	}
-
-	stdout := executor.NewCapture(spec.MaxOutputChars)
-	stderr := executor.NewCapture(spec.MaxOutputChars)
-	drained := make(chan struct{})
-	var readers atomic.Int32
-	readers.Store(2)
-	read := func(c *executor.Capture, r *os.File) {
-		c.ReadFrom(r) // its only errors are the deadline below and closing
-		if readers.Add(-1) == 0 {
-			close(drained)
-		}
-	}
-	go read(stdout, p.outR)
-	go read(stderr, p.errR)
 	// Stdin starts flowing only now, after the limits are in place.
-	stdinDone := make(chan struct{})
-	if p.inW != nil {
-		go func() {
-			defer close(stdinDone)
-			io.WriteString(p.inW, spec.Stdin) // EPIPE: the command did not read it all
-			p.inW.Close()
-		}()
-	} else {
-		close(stdinDone)
-	}
+	streams.Started(spec.Stdin)
 
 	wd := executor.Watch(ctx, group, spec.Timeout, e.cfg.Grace())
 	waitErr := group.WaitExit()
-	out := wd.Exited(drained)
+	out := wd.Exited(streams.Drained())
 	// The leader is released only now that the whole group has been killed.
 	waitErr = errors.Join(waitErr, ignoreExit(cmd.Wait()))
 	gone := group.WaitGone(e.cfg.Delay())
 
 	// Every writer of the pipes is dead, unless a process left the group (setsid): its
 	// output is not waited for beyond WaitDelay.
-	timer := time.NewTimer(e.cfg.Delay())
-	select {
-	case <-drained:
-	case <-timer.C:
-		past := time.Unix(1, 0)
-		p.outR.SetReadDeadline(past)
-		p.errR.SetReadDeadline(past)
-		<-drained
-	}
-	timer.Stop()
-	if p.inW != nil {
-		p.inW.SetWriteDeadline(time.Unix(1, 0)) // ErrClosed once the writer is done
-	}
-	<-stdinDone
-	p.closeParentEnds()
-	stdout.Close()
-	stderr.Close()
+	streams.Finish(e.cfg.Delay(), &res)
 	res.DurationMS = time.Since(start).Milliseconds()
-
-	so, se := stdout.Snapshot(), stderr.Snapshot()
-	res.Stdout, res.StdoutTruncated, res.StdoutBytes = so.Text, so.Truncated, so.Bytes
-	res.Stderr, res.StderrTruncated, res.StderrBytes = se.Text, se.Truncated, se.Bytes
 	if cmd.ProcessState != nil {
 		res.ExitCode = proc.ExitCode(cmd.ProcessState)
 	}
@@ -274,45 +226,4 @@ func startError(err error, spec executor.Spec) error {
 			Message: fmt.Sprintf("command %q cannot be executed", spec.Argv[0]), Err: err}
 	}
 	return executor.Internal("start command", err)
-}
-
-// pipes are the command's standard streams. The parent reads stdout and stderr and
-// writes stdin through pollable ends, which take deadlines.
-type pipes struct {
-	outR, outW, errR, errW, inR, inW *os.File
-}
-
-func newPipes(stdin bool) (*pipes, error) {
-	var p pipes
-	var err error
-	if p.outR, p.outW, err = os.Pipe(); err != nil {
-		return nil, err
-	}
-	if p.errR, p.errW, err = os.Pipe(); err == nil && stdin {
-		p.inR, p.inW, err = os.Pipe()
-	}
-	if err != nil {
-		p.closeChildEnds()
-		p.closeParentEnds()
-		return nil, err
-	}
-	return &p, nil
-}
-
-// closeChildEnds closes the parent's copies of the ends the child uses: until they are
-// closed, stdout and stderr never reach end of file.
-func (p *pipes) closeChildEnds() {
-	for _, f := range []*os.File{p.outW, p.errW, p.inR} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-func (p *pipes) closeParentEnds() {
-	for _, f := range []*os.File{p.outR, p.errR, p.inW} {
-		if f != nil {
-			f.Close()
-		}
-	}
 }

@@ -1,0 +1,123 @@
+// Package wire holds the messages between the linux executor and the sandbox init
+// (package sandboxinit): the Config the gateway writes on the init's file descriptor 3,
+// and the Reports the init writes back on descriptor 4, one JSON object per line.
+package wire
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// File descriptors of the init process, after its standard streams.
+const (
+	ConfigFD = 3
+	ReportFD = 4
+)
+
+// MaxConfig bounds the Config the init reads: argv and environment are bounded by the
+// kernel's ARG_MAX long before this.
+const MaxConfig = 16 << 20
+
+// Config tells the init what sandbox to build and what to run in it. Paths are absolute,
+// clean and free of symbolic links on the host (the executor resolves them).
+type Config struct {
+	// Probe builds the whole sandbox, applies every protection, reports Ready and exits
+	// without running anything: the start-up check of `--sandbox auto|linux`.
+	Probe bool `json:"probe,omitempty"`
+	// Script, when set, runs as `SHELL -c Script` with the first of Shells found in the
+	// sandbox's PATH; else Argv runs, Argv[0] looked up in that PATH when it has no slash.
+	Script string   `json:"script,omitempty"`
+	Shells []string `json:"shells,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	// Dir is the working directory, inside Workspace.
+	Dir string   `json:"dir"`
+	Env []string `json:"env"`
+	// Workspace is bound read-write at its own path.
+	Workspace string `json:"workspace"`
+	// ReadOnly are host paths bound read-only at their own paths (those that exist; a
+	// symbolic link is recreated as a link). Hide are paths under them replaced by an
+	// empty file or directory.
+	ReadOnly []string `json:"read_only"`
+	Hide     []string `json:"hide,omitempty"`
+	// Network keeps the host's network; the executor then does not create a network
+	// namespace. Without it the init brings up the loopback of its new namespace.
+	Network bool `json:"network,omitempty"`
+	// Hostname is the sandbox's host name (its own UTS namespace).
+	Hostname string `json:"hostname"`
+	// TmpSize bounds the private /tmp and /dev/shm, in bytes each.
+	TmpSize int64 `json:"tmp_size"`
+	// Rlimits are applied to the init before it starts the command, soft = hard.
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+}
+
+// Rlimit is one resource limit: Resource is the RLIMIT_* number.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}
+
+// Events of a Report.
+const (
+	EventReady = "ready" // Probe: the sandbox was built with every protection on
+	EventExit  = "exit"  // the command ended: ExitCode or Signal
+	EventError = "error" // the command could not run: Code and Message
+)
+
+// Error codes of a Report; they are the executor's codes.
+const (
+	CodeNotDirectory    = "NOT_DIRECTORY"
+	CodeCommandNotFound = "COMMAND_NOT_FOUND"
+	CodeInternal        = "INTERNAL"
+)
+
+// Report is one message from the init.
+type Report struct {
+	Event string `json:"event"`
+	// ExitCode and Signal: how the command ended (Signal 0 when it exited).
+	ExitCode int `json:"exit_code,omitempty"`
+	Signal   int `json:"signal,omitempty"`
+	// Code and Message: why it could not run; Message names the step that failed.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Landlock is the Landlock ABI version the rules were enforced with.
+	Landlock int `json:"landlock,omitempty"`
+}
+
+// ReadConfig decodes the Config from r, at most MaxConfig bytes.
+func ReadConfig(r io.Reader) (Config, error) {
+	var c Config
+	dec := json.NewDecoder(io.LimitReader(r, MaxConfig))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("read sandbox config: %w", err)
+	}
+	return c, nil
+}
+
+// WriteReport writes one Report as a line.
+func WriteReport(w io.Writer, r Report) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// ReadReports decodes every Report from r until end of file; a line that is not a
+// Report ends the reading with an error.
+func ReadReports(r io.Reader) ([]Report, error) {
+	var out []Report
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for sc.Scan() {
+		var rep Report
+		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
+			return out, fmt.Errorf("read sandbox report: %w", err)
+		}
+		out = append(out, rep)
+	}
+	return out, sc.Err()
+}

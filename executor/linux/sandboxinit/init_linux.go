@@ -1,0 +1,628 @@
+package sandboxinit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/cmdgate/cmdgate/executor/linux/internal/seccomp"
+	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
+)
+
+// The init's namespace and mount calls act on the calling thread (unshare of the cgroup
+// namespace) or must come from the thread that forks the command: the main goroutine
+// keeps the main thread from the start.
+func init() { runtime.LockOSThread() }
+
+// Main is the whole init: it never returns. Its exit status is the command's (128+N for
+// signal N), 125 when the sandbox could not be built; the Reports on descriptor 4 say
+// which.
+func Main() {
+	rep := os.NewFile(wire.ReportFD, "report")
+	if rep == nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its report descriptor: it is run by cmdgate, not by hand")
+		os.Exit(125)
+	}
+	unix.CloseOnExec(wire.ReportFD)
+	code, report := run()
+	if err := wire.WriteReport(rep, report); err != nil {
+		os.Exit(125)
+	}
+	os.Exit(code)
+}
+
+// stepError is a failed step of building the sandbox.
+type stepError struct {
+	code string
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+
+func fail(step string, err error) *stepError {
+	return &stepError{code: wire.CodeInternal, step: step, err: err}
+}
+
+func run() (int, wire.Report) {
+	cfgFile := os.NewFile(wire.ConfigFD, "config")
+	if cfgFile == nil {
+		return 125, errorReport(fail("read config", errors.New("no config descriptor")))
+	}
+	// The gateway writes the config once the init is in its cgroup: reading it first
+	// keeps everything below inside the limits.
+	cfg, err := wire.ReadConfig(cfgFile)
+	cfgFile.Close()
+	if err != nil {
+		return 125, errorReport(fail("read config", err))
+	}
+	abi, err := build(cfg)
+	if err != nil {
+		return 125, errorReport(err)
+	}
+	if cfg.Probe {
+		return 0, wire.Report{Event: wire.EventReady, Landlock: abi}
+	}
+	return runCommand(cfg)
+}
+
+func errorReport(err error) wire.Report {
+	var se *stepError
+	if errors.As(err, &se) {
+		return wire.Report{Event: wire.EventError, Code: se.code, Message: se.Error()}
+	}
+	return wire.Report{Event: wire.EventError, Code: wire.CodeInternal, Message: err.Error()}
+}
+
+// build turns this process, pid 1 of fresh user, mount, pid, ipc, uts (and network)
+// namespaces, into the sandbox: the new root, the working directory, the limits, no
+// privileges, Landlock and seccomp. It returns the Landlock ABI in force. Order
+// matters: mounts need the capabilities that are dropped after them, and seccomp, which
+// refuses mount, comes last.
+func build(cfg wire.Config) (int, error) {
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return 0, fail("new cgroup namespace", err)
+	}
+	if cfg.Hostname != "" {
+		if err := unix.Sethostname([]byte(cfg.Hostname)); err != nil {
+			return 0, fail("set host name", err)
+		}
+	}
+	if !cfg.Network {
+		if err := loopbackUp(); err != nil {
+			return 0, fail("bring up loopback", err)
+		}
+	}
+	if err := buildRoot(cfg); err != nil {
+		return 0, err
+	}
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		return 0, &stepError{code: wire.CodeNotDirectory, step: "working directory " + cfg.Dir, err: err}
+	}
+	for _, l := range cfg.Rlimits {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(l.Resource, &old); err != nil {
+			return 0, fail(fmt.Sprintf("get rlimit %d", l.Resource), err)
+		}
+		v := min(l.Value, old.Max)
+		if err := unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return 0, fail(fmt.Sprintf("set rlimit %d to %d", l.Resource, v), err)
+		}
+	}
+	if err := dropPrivileges(); err != nil {
+		return 0, fail("drop privileges", err)
+	}
+	abi, err := restrictPaths(cfg)
+	if err != nil {
+		return 0, fail("landlock", err)
+	}
+	prog, err := seccomp.Filter()
+	if err == nil {
+		err = seccomp.Install(prog)
+	}
+	if err != nil {
+		return 0, fail("seccomp", err)
+	}
+	return abi, nil
+}
+
+// loopbackUp brings up lo in the new network namespace: a command may still talk to
+// itself over 127.0.0.1, and to nothing else.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// oldRoot is where the host's root stays visible while the new root is assembled.
+const oldRoot = "/oldroot"
+
+// Mount attributes of every bind: nothing set-user-ID, no devices.
+const (
+	attrRO    = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	attrRW    = unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	tmpfsOpts = unix.MS_NOSUID | unix.MS_NODEV
+)
+
+// buildRoot assembles the new root on a tmpfs and pivots into it, bwrap's way: the tmpfs
+// is mounted on the host's /tmp of this mount namespace only and becomes the root, the
+// host's root moves to /oldroot (where its own /tmp shows again, for a workspace that
+// lives there), the sandbox's directories are bound from it, and it is detached.
+func buildRoot(cfg wire.Config) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail("make mounts private", err)
+	}
+	if err := unix.Mount("cmdgate", "/tmp", "tmpfs", tmpfsOpts, "mode=0755,size=1m"); err != nil {
+		return fail("mount the new root", err)
+	}
+	if err := os.Mkdir("/tmp"+oldRoot, 0o700); err != nil {
+		return fail("mount the new root", err)
+	}
+	if err := unix.PivotRoot("/tmp", "/tmp"+oldRoot); err != nil {
+		return fail("pivot to the new root", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fail("pivot to the new root", err)
+	}
+
+	for _, p := range cfg.ReadOnly {
+		if err := bindSystem(p); err != nil {
+			return fail("bind "+p, err)
+		}
+	}
+	if err := hide(cfg.Hide); err != nil {
+		return err
+	}
+	if err := mountTmpfs("/tmp", 0o1777, cfg.TmpSize); err != nil {
+		return fail("mount /tmp", err)
+	}
+	// The workspace comes after the system directories and /tmp: it may lie under one
+	// of them, and their read-only attribute is recursive.
+	if err := bind(cfg.Workspace, attrRW); err != nil {
+		return fail("bind the workspace "+cfg.Workspace, err)
+	}
+	if err := mountProc(); err != nil {
+		return fail("mount /proc", err)
+	}
+	if err := mountDev(cfg.TmpSize); err != nil {
+		return fail("mount /dev", err)
+	}
+	if err := unix.Unmount(oldRoot, unix.MNT_DETACH); err != nil {
+		return fail("detach the host's root", err)
+	}
+	if err := os.Remove(oldRoot); err != nil {
+		return fail("detach the host's root", err)
+	}
+	if err := unix.MountSetattr(-1, "/", 0, &unix.MountAttr{Attr_set: attrRO}); err != nil {
+		return fail("make the root read-only", err)
+	}
+	return nil
+}
+
+// bindSystem binds the host's p read-only, or recreates it when it is a symbolic link
+// (/bin -> usr/bin). A path the host lacks is skipped.
+func bindSystem(p string) error {
+	fi, err := os.Lstat(oldRoot + p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(oldRoot + p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(target, p)
+	}
+	return bind(p, attrRO)
+}
+
+// bind mounts the host's p (and everything mounted under it) at p with attrs.
+func bind(p string, attrs uint64) error {
+	src := oldRoot + p
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := mountpoint(p, fi.IsDir()); err != nil {
+		return err
+	}
+	if err := unix.Mount(src, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	return unix.MountSetattr(-1, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrs})
+}
+
+// mountpoint makes p exist as a directory or an empty file to mount on. It may already
+// exist, inside a read-only bind: then nothing is written.
+func mountpoint(p string, dir bool) error {
+	if dir {
+		return os.MkdirAll(p, 0o755)
+	}
+	if _, err := os.Lstat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// hide covers each existing path with an empty read-only file or directory.
+func hide(paths []string) error {
+	const emptyDir, emptyFile = "/.cmdgate-empty-dir", "/.cmdgate-empty-file"
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := os.Mkdir(emptyDir, 0o555); err != nil {
+		return fail("hide", err)
+	}
+	if err := mountpoint(emptyFile, false); err != nil {
+		return fail("hide", err)
+	}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fail("hide "+p, err)
+		}
+		src := emptyFile
+		if fi.IsDir() {
+			src = emptyDir
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// A link cannot be mounted over; its target is either inside a read-only
+			// bind (and hidden in its own right if listed) or not in the sandbox.
+			continue
+		}
+		if err := unix.Mount(src, p, "", unix.MS_BIND, ""); err != nil {
+			return fail("hide "+p, err)
+		}
+		if err := unix.MountSetattr(-1, p, 0, &unix.MountAttr{Attr_set: attrRO}); err != nil {
+			return fail("hide "+p, err)
+		}
+	}
+	// The binds keep their sources alive; the names can go.
+	if err := os.Remove(emptyDir); err != nil {
+		return fail("hide", err)
+	}
+	if err := os.Remove(emptyFile); err != nil {
+		return fail("hide", err)
+	}
+	return nil
+}
+
+func mountTmpfs(p string, mode os.FileMode, size int64) error {
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("mode=%o", mode)
+	if size > 0 {
+		opts += fmt.Sprintf(",size=%d", size)
+	}
+	return unix.Mount("tmpfs", p, "tmpfs", tmpfsOpts, opts)
+}
+
+// procReadOnly are the parts of a fresh /proc that reach beyond the sandbox's
+// namespaces: kernel settings, magic SysRq, interrupts, buses.
+var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+
+// mountProc mounts a /proc of the new pid namespace: it shows the sandbox's processes
+// only.
+func mountProc() error {
+	if err := os.Mkdir("/proc", 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return err
+	}
+	for _, p := range procReadOnly {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		if err := unix.MountSetattr(-1, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attrRO}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// devices are the host's device nodes a command may use: user namespaces cannot create
+// device nodes, so they are bound from the host.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// mountDev builds a minimal /dev: the devices above, the fd links, a private /dev/shm.
+func mountDev(shmSize int64) error {
+	if err := os.Mkdir("/dev", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID, "mode=0755,size=64k"); err != nil {
+		return err
+	}
+	for _, d := range devices {
+		p := "/dev/" + d
+		if _, err := os.Stat(oldRoot + p); err != nil {
+			continue
+		}
+		if err := mountpoint(p, false); err != nil {
+			return err
+		}
+		if err := unix.Mount(oldRoot+p, p, "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, "/dev/"+name); err != nil {
+			return err
+		}
+	}
+	if err := mountTmpfs("/dev/shm", 0o1777, shmSize); err != nil {
+		return err
+	}
+	return unix.MountSetattr(-1, "/dev", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+}
+
+// dropPrivileges leaves the init, on every thread, with no capability now or after any
+// exec: bounding and ambient sets emptied, securebits that stop uid 0 from regaining
+// capabilities at exec (locked), no_new_privs.
+func dropPrivileges() error {
+	last, err := lastCap()
+	if err != nil {
+		return err
+	}
+	// linux/securebits.h: each bit and its lock.
+	const (
+		noRoot, noRootLocked            = 1 << 0, 1 << 1
+		noSetuidFixup, noSetuidLocked   = 1 << 2, 1 << 3
+		keepCapsLocked                  = 1 << 5
+		noAmbientRaise, noAmbientLocked = 1 << 6, 1 << 7
+		secure                          = noRoot | noRootLocked | noSetuidFixup | noSetuidLocked |
+			keepCapsLocked | noAmbientRaise | noAmbientLocked
+	)
+	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, secure, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	for c := 0; c <= last; c++ {
+		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData // all zero: no capability in any set
+	_, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	if e != 0 {
+		return fmt.Errorf("capset: %w", e)
+	}
+	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return nil
+}
+
+// allThreadsPrctl is prctl(2) on every thread of the process (through psx, which works
+// with and without cgo): securebits, the bounding set and no_new_privs are per thread.
+func allThreadsPrctl(op, a, b uintptr) error {
+	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, op, a, b, 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+func lastCap() (int, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// landlockABI is the Landlock version the rules need: 3, for file truncation, which
+// earlier versions leave unrestricted. An older kernel is refused, never used weaker.
+var landlockABI = landlock.V3
+
+// restrictPaths applies Landlock on every thread: reading and executing the system
+// directories, /proc and /dev; writing only the workspace, /tmp, /dev/shm and the
+// harmless devices; listing the root. It returns the ABI version.
+func restrictPaths(cfg wire.Config) (int, error) {
+	var ro []string
+	for _, p := range cfg.ReadOnly {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			ro = append(ro, p)
+		}
+	}
+	ro = append(ro, "/proc", "/dev")
+	rules := []landlock.Rule{
+		landlock.RODirs(ro...),
+		landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), "/"),
+		landlock.RWDirs(cfg.Workspace, "/tmp", "/dev/shm").WithRefer(),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
+		landlock.ROFiles("/dev/random", "/dev/urandom").IgnoreIfMissing(),
+	}
+	if err := landlockABI.RestrictPaths(rules...); err != nil {
+		return 0, err
+	}
+	return 3, nil
+}
+
+// runCommand starts the command as this init's child and stays as pid 1: it reaps every
+// orphan, passes the termination signals on to every process of the sandbox, and when
+// the command has ended exits with its status, which ends whatever the command left
+// running (the kernel kills a pid namespace with its init).
+func runCommand(cfg wire.Config) (int, wire.Report) {
+	path, argv, err := command(cfg)
+	if err != nil {
+		return 127, errorReport(err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Dir:   cfg.Dir,
+		Env:   environ(cfg),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		code := wire.CodeInternal
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) {
+			code = wire.CodeCommandNotFound
+		}
+		return 127, wire.Report{Event: wire.EventError, Code: code,
+			Message: fmt.Sprintf("start %s: %v", argv[0], err)}
+	}
+	go func() {
+		for s := range sigs {
+			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
+		}
+	}()
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 125, errorReport(fail("wait for the command", err))
+		}
+		if wpid != pid {
+			continue // an orphan, reaped
+		}
+		switch {
+		case ws.Signaled():
+			return 128 + int(ws.Signal()), wire.Report{Event: wire.EventExit, Signal: int(ws.Signal())}
+		case ws.Exited():
+			return ws.ExitStatus(), wire.Report{Event: wire.EventExit, ExitCode: ws.ExitStatus()}
+		}
+	}
+}
+
+// command resolves what to execute inside the sandbox.
+func command(cfg wire.Config) (string, []string, error) {
+	lookPath := func(name string) (string, error) {
+		if strings.Contains(name, "/") {
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(cfg.Dir, name)
+			}
+			return exec.LookPath(name)
+		}
+		return lookIn(pathOf(cfg.Env), name)
+	}
+	if cfg.Script != "" || len(cfg.Argv) == 0 {
+		for _, sh := range cfg.Shells {
+			if p, err := lookPath(sh); err == nil {
+				return p, []string{p, "-c", cfg.Script}, nil
+			}
+		}
+		return "", nil, fail("find the shell", fmt.Errorf("none of %v is in the sandbox", cfg.Shells))
+	}
+	p, err := lookPath(cfg.Argv[0])
+	if err != nil {
+		return "", nil, &stepError{code: wire.CodeCommandNotFound,
+			step: fmt.Sprintf("command %q not found in the sandbox", cfg.Argv[0]), err: err}
+	}
+	return p, cfg.Argv, nil
+}
+
+// pathOf is the command's PATH: the one of its environment, else the shells' default.
+func pathOf(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+}
+
+// lookIn finds name in the directories of path, as exec.LookPath does with $PATH.
+func lookIn(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// home is HOME in the sandbox when the gateway's own is not in the workspace: the host's
+// home is not in the sandbox, and tools (go, npm, cargo, pip) keep caches under it.
+const home = "/tmp/home"
+
+// environ is the command's environment: cfg.Env with HOME and TMPDIR moved inside the
+// sandbox when they point outside it.
+func environ(cfg wire.Config) []string {
+	inside := func(p string) bool {
+		return p == cfg.Workspace || strings.HasPrefix(p, cfg.Workspace+"/") || p == "/tmp" || strings.HasPrefix(p, "/tmp/")
+	}
+	env := make([]string, 0, len(cfg.Env)+2)
+	hasHome := false
+	for _, kv := range cfg.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME":
+			if !inside(filepath.Clean(v)) {
+				continue
+			}
+			hasHome = true
+		case "TMPDIR":
+			if !inside(filepath.Clean(v)) {
+				continue
+			}
+		}
+		env = append(env, kv)
+	}
+	if !hasHome {
+		if err := os.MkdirAll(home, 0o700); err == nil {
+			env = append(env, "HOME="+home)
+		}
+	}
+	return env
+}
