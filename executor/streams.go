@@ -13,7 +13,9 @@ import (
 // pollable, so reading and writing take deadlines.
 //
 // The order of use: NewStreams, start the command with the child ends, Started (or Abort
-// when the start failed), wait for the command, Finish.
+// when the start failed), wait for the command, Finish. A backend that starts the
+// process holding the child ends before it knows the command (a pre-built sandbox) calls
+// ChildStarted at once and Started later.
 type Streams struct {
 	outR, outW, errR, errW, inR, inW *os.File
 	stdout, stderr                   *Capture
@@ -21,10 +23,9 @@ type Streams struct {
 }
 
 // NewStreams makes the pipes, a stdin pipe only when withStdin (else the command gets
-// the null device), and Captures of maxChars characters each.
-func NewStreams(withStdin bool, maxChars int) (*Streams, error) {
-	s := &Streams{stdout: NewCapture(maxChars), stderr: NewCapture(maxChars),
-		drained: make(chan struct{}), stdinDone: make(chan struct{})}
+// the null device).
+func NewStreams(withStdin bool) (*Streams, error) {
+	s := &Streams{drained: make(chan struct{}), stdinDone: make(chan struct{})}
 	var err error
 	if s.outR, s.outW, err = os.Pipe(); err != nil {
 		return nil, err
@@ -47,11 +48,20 @@ func (s *Streams) ChildStdin() *os.File { return s.inR }
 func (s *Streams) ChildStdout() *os.File { return s.outW }
 func (s *Streams) ChildStderr() *os.File { return s.errW }
 
-// Started closes the parent's copies of the child ends (until then stdout and stderr
-// never reach end of file), starts reading both outputs and writing input, then closing
-// stdin. Call it once the command has started and its limits are in place.
-func (s *Streams) Started(input string) {
+// ChildStarted closes the parent's copies of the child ends: until they are closed,
+// stdout and stderr never reach end of file. Call it once the process holding the child
+// ends has started.
+func (s *Streams) ChildStarted() {
 	closeAll(s.outW, s.errW, s.inR)
+	s.outW, s.errW, s.inR = nil, nil, nil
+}
+
+// Started starts capturing both outputs, maxChars characters each, and writing input,
+// then closing stdin. Call it once the command has started and its limits are in place;
+// it calls ChildStarted if that was not done.
+func (s *Streams) Started(input string, maxChars int) {
+	s.ChildStarted()
+	s.stdout, s.stderr = NewCapture(maxChars), NewCapture(maxChars)
 	var readers atomic.Int32
 	readers.Store(2)
 	read := func(c *Capture, r *os.File) {
@@ -73,7 +83,7 @@ func (s *Streams) Started(input string) {
 	}()
 }
 
-// Abort closes every end: the command did not start.
+// Abort closes every end: the command did not start, or will not.
 func (s *Streams) Abort() {
 	closeAll(s.outW, s.errW, s.inR, s.outR, s.errR, s.inW)
 }

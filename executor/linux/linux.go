@@ -7,27 +7,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
-	"github.com/cmdgate/cmdgate/executor/internal/proc"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
-// Executor runs each command in a fresh sandbox. It is safe for concurrent use.
+// Executor runs each command in a fresh sandbox. It is safe for concurrent use. Close
+// it when done: it may keep sandboxes built ahead.
 type Executor struct {
 	cfg       executor.Config
 	helper    string
@@ -37,7 +36,14 @@ type Executor struct {
 	tmpSize   int64
 	limits    Limits
 	cgroups   *cgroup.Manager
+	log       *slog.Logger
 	seq       atomic.Uint64
+
+	pool      chan *sandbox
+	poolOnce  sync.Once
+	stop      chan struct{}
+	closeOnce sync.Once
+	bg        sync.WaitGroup // the pool's filler and the inits being released
 }
 
 var _ executor.Executor = (*Executor)(nil)
@@ -64,6 +70,9 @@ func New(opts Options) (*Executor, error) {
 		tmpSize:   opts.TmpSize,
 		limits:    opts.Limits,
 		cgroups:   cgroup.Detect(),
+		log:       opts.Logger,
+		pool:      make(chan *sandbox, max(opts.Pool, 0)),
+		stop:      make(chan struct{}),
 	}
 	underRO := func(p string) bool {
 		return slices.ContainsFunc(e.readOnly, func(r string) bool { return within(p, r) })
@@ -132,7 +141,7 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 	if err != nil {
 		return executor.Result{}, executor.Internal("environment", err)
 	}
-	wc := e.wireConfig(dir, env, spec.Network)
+	wc := wire.Command{Dir: dir, Env: env, Stdin: spec.Stdin != "", Rlimits: rlimits(spec)}
 	if spec.ShellMode == executor.ShellDirect {
 		wc.Argv = spec.Argv
 	} else {
@@ -142,24 +151,10 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 		}
 		wc.Shells = []string{"bash", "sh"}
 	}
-	wc.Rlimits = rlimits(spec)
 	if ctx.Err() != nil {
 		return executor.Result{}, fmt.Errorf("run in sandbox: not started: %w", context.Cause(ctx))
 	}
 	return e.run(ctx, spec, wc)
-}
-
-func (e *Executor) wireConfig(dir string, env []string, network bool) wire.Config {
-	return wire.Config{
-		Dir:       dir,
-		Env:       env,
-		Workspace: e.workspace,
-		ReadOnly:  e.readOnly,
-		Hide:      e.hide,
-		Network:   network,
-		Hostname:  "cmdgate",
-		TmpSize:   e.tmpSize,
-	}
 }
 
 // rlimits are the Spec's, plus RLIMIT_CPU as a backstop to the watchdog: CPU time for the
@@ -167,8 +162,7 @@ func (e *Executor) wireConfig(dir string, env []string, network bool) wire.Confi
 func rlimits(spec executor.Spec) []wire.Rlimit {
 	var out []wire.Rlimit
 	for _, l := range spec.Resources.Rlimits() {
-		res, ok := rlimitNumbers[l.Resource]
-		if ok {
+		if res, ok := rlimitNumbers[l.Resource]; ok {
 			out = append(out, wire.Rlimit{Resource: res, Value: l.Value})
 		}
 	}
@@ -183,172 +177,47 @@ var rlimitNumbers = map[executor.RlimitResource]int{
 	executor.RlimitProcesses: unix.RLIMIT_NPROC,
 }
 
-// sandbox is one started init: the process the executor waits for and signals, and its
-// cgroup.
-type sandbox struct {
-	cmd     *exec.Cmd
-	cg      *cgroup.Group
-	reports chan []wire.Report
-}
-
-// Terminate asks the init to stop: it passes SIGTERM on to every process inside.
-func (s *sandbox) Terminate() error { return s.signal(unix.SIGTERM) }
-
-// Kill kills the init, and with it the whole pid namespace, and whatever is left in the
-// cgroup.
-func (s *sandbox) Kill() error {
-	err := s.signal(unix.SIGKILL)
-	if s.cg != nil {
-		err = errors.Join(err, s.cg.Kill())
-	}
-	return err
-}
-
-// signal signals the init; it is called only while the init is unreleased (running or a
-// zombie), so its PID names no other process.
-func (s *sandbox) signal(sig unix.Signal) error {
-	err := unix.Kill(s.cmd.Process.Pid, sig)
-	if err == nil || errors.Is(err, unix.ESRCH) {
-		return nil
-	}
-	return fmt.Errorf("signal the sandbox init %d with %v: %w", s.cmd.Process.Pid, sig, err)
-}
-
-// start starts the init in its namespaces and cgroup and hands it wc. The calling
-// goroutine must hold its OS thread until the init is gone: the parent-death signal
-// fires when the thread that started the init exits.
-func (e *Executor) start(wc wire.Config, streams *executor.Streams) (*sandbox, error) {
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, executor.Internal("create pipes", err)
-	}
-	defer cfgR.Close()
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		cfgW.Close()
-		return nil, executor.Internal("create pipes", err)
-	}
-	cmd := &exec.Cmd{
-		Path:        e.helper,
-		Args:        []string{"cmdgate-sandbox"},
-		Env:         []string{},
-		Dir:         "/",
-		ExtraFiles:  []*os.File{cfgR, repW}, // descriptors 3 and 4
-		SysProcAttr: sysProcAttr(wc.Network),
-	}
-	if streams != nil {
-		cmd.Stdout, cmd.Stderr = streams.ChildStdout(), streams.ChildStderr()
-		if in := streams.ChildStdin(); in != nil {
-			cmd.Stdin = in
-		}
-	}
-	err = cmd.Start()
-	repW.Close()
-	if err != nil {
-		cfgW.Close()
-		repR.Close()
-		return nil, executor.Internal("start the sandbox init "+e.helper, err)
-	}
-	s := &sandbox{cmd: cmd, reports: make(chan []wire.Report, 1)}
-	go func() {
-		reps, _ := wire.ReadReports(repR) // a torn report reads as none: the init died
-		repR.Close()
-		s.reports <- reps
-	}()
-	abort := func(what string, err error) (*sandbox, error) {
-		cfgW.Close()
-		s.Kill()
-		cmd.Wait()
-		if s.cg != nil {
-			s.cg.Remove()
-		}
-		<-s.reports
-		return nil, executor.Internal(what, err)
-	}
-	if e.cgroups.Version() != 0 && !e.limits.zero() {
-		name := fmt.Sprintf("run-%d-%d", os.Getpid(), e.seq.Add(1))
-		if s.cg, err = e.cgroups.New(name, e.limits.cgroup()); err != nil {
-			return abort("create the command's cgroup", err)
-		}
-		if err := s.cg.Add(cmd.Process.Pid); err != nil {
-			return abort("move the sandbox into its cgroup", err)
-		}
-	}
-	err = writeConfig(cfgW, wc)
-	cfgW.Close()
-	if err != nil {
-		return abort("send the sandbox its configuration", err)
-	}
-	return s, nil
-}
-
-func writeConfig(w io.Writer, wc wire.Config) error {
-	b, err := json.Marshal(wc)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-// sysProcAttr starts the init in new namespaces, in its own session, killed with the
-// gateway. Its user namespace maps the gateway's user and group to themselves, so files
-// keep their owners; an unprivileged gateway passes the init the capabilities it needs
-// to build the sandbox (root in the namespace has them all).
-func sysProcAttr(network bool) *syscall.SysProcAttr {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if !network {
-		flags |= unix.CLONE_NEWNET
-	}
-	uid, gid := os.Getuid(), os.Getgid()
-	attr := &syscall.SysProcAttr{
-		Setsid:                     true,
-		Pdeathsig:                  syscall.SIGKILL,
-		Cloneflags:                 flags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-	}
-	if uid != 0 {
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
-	}
-	return attr
-}
-
-// run starts the sandbox and sees the command through.
-func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Config) (executor.Result, error) {
+// run takes a built sandbox, hands it the command and sees the command through.
+func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command) (executor.Result, error) {
 	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
-	streams, err := executor.NewStreams(spec.Stdin != "", spec.MaxOutputChars)
-	if err != nil {
-		return executor.Result{}, executor.Internal("create pipes", err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	start := time.Now()
-	s, err := e.start(wc, streams)
-	if err != nil {
-		streams.Abort()
-		return executor.Result{}, err
+	var s *sandbox
+	if !spec.Network {
+		s = e.fromPool()
 	}
-	streams.Started(spec.Stdin)
+	if s == nil {
+		// The goroutine keeps its thread while the init lives: see start.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var err error
+		if s, err = e.build(spec.Network); err != nil {
+			return executor.Result{}, err
+		}
+	}
+	defer e.release(s)
+	b, err := json.Marshal(wc)
+	if err == nil {
+		_, err = s.cfgW.Write(b)
+	}
+	s.cfgW.Close()
+	if err != nil {
+		s.Kill()
+		return executor.Result{}, executor.Internal("send the sandbox its command", err)
+	}
+	s.streams.Started(spec.Stdin, spec.MaxOutputChars)
 
 	wd := executor.Watch(ctx, s, spec.Timeout, e.cfg.Grace())
-	leader, _ := proc.NewGroup(s.cmd.Process.Pid) // only to wait without releasing the init
-	waitErr := leader.WaitExit()
-	out := wd.Exited(streams.Drained())
-	waitErr = errors.Join(waitErr, ignoreExit(s.cmd.Wait()))
-	reps := <-s.reports
-	var cgErr error
-	if s.cg != nil {
-		cgErr = s.cg.Remove()
+	// The command is over when the init reports it (everything it started is gone by
+	// then) or when the init itself is gone.
+	var last wire.Report
+	select {
+	case last = <-s.reports:
+	case <-s.exited:
 	}
-	streams.Finish(e.cfg.Delay(), &res)
+	out := wd.Exited(s.streams.Drained())
+	s.streams.Finish(e.cfg.Delay(), &res)
 	res.DurationMS = time.Since(start).Milliseconds()
 
-	last := wire.Report{}
-	if len(reps) > 0 {
-		last = reps[len(reps)-1]
-	}
 	switch {
 	case out.TimedOut:
 		res.TimedOut, res.ExitCode = true, 124
@@ -358,13 +227,14 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Config) 
 		res.ExitCode = last.ExitCode
 	case last.Event == wire.EventError && out.Cause == nil:
 		return executor.Result{}, reportError(last)
-	case s.cmd.ProcessState != nil:
-		// The init died without a word: killed with everything inside (the memory
-		// limit, the gateway's Kill).
-		res.ExitCode = proc.ExitCode(s.cmd.ProcessState)
+	default:
+		// The init died without a word: killed, with everything inside, by the memory
+		// limit or by Kill.
+		<-s.exited
+		res.ExitCode = s.exitCode()
 	}
-	if err := errors.Join(waitErr, out.Err, cgErr); err != nil {
-		return res, executor.Internal("stop the sandbox", err)
+	if out.Err != nil {
+		return res, executor.Internal("stop the sandbox", out.Err)
 	}
 	if out.Cause != nil {
 		return res, fmt.Errorf("run in sandbox: stopped: %w", out.Cause)
@@ -383,15 +253,6 @@ func reportError(r wire.Report) error {
 	return executor.Internal("build the sandbox", errors.New(r.Message))
 }
 
-// ignoreExit drops the error that only reports a non-zero exit: that is a result.
-func ignoreExit(err error) error {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return nil
-	}
-	return err
-}
-
 // echo is the Result's Command: the request as given.
 func echo(spec executor.Spec) []string {
 	if spec.Script != "" {
@@ -401,32 +262,37 @@ func echo(spec executor.Spec) []string {
 }
 
 // Probe builds a complete sandbox once, with every protection, and runs nothing in it:
-// where it fails, the backend cannot be honoured here. It returns what is in force.
+// where it fails, the backend cannot be honoured here. It returns what is in force. Once
+// a probe has succeeded, the Executor keeps Options.Pool sandboxes built ahead.
 func (e *Executor) Probe(ctx context.Context) (Status, error) {
 	st := e.status()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	wc := e.wireConfig(e.workspace, nil, false)
-	wc.Probe = true
-	s, err := e.start(wc, nil)
-	if err != nil {
-		return st, fmt.Errorf("sandbox probe: %w", err)
+	type built struct {
+		s   *sandbox
+		err error
 	}
-	stop := context.AfterFunc(ctx, func() { s.Kill() })
-	waitErr := s.cmd.Wait()
-	stop()
-	if s.cg != nil {
-		s.cg.Remove()
+	ch := make(chan built, 1)
+	go func() {
+		runtime.LockOSThread() // released only once the probe's init is gone
+		defer runtime.UnlockOSThread()
+		s, err := e.build(false)
+		ch <- built{s, err}
+		if s != nil {
+			e.discard(s)
+			<-s.exited
+		}
+	}()
+	select {
+	case b := <-ch:
+		if b.err != nil {
+			return st, fmt.Errorf("sandbox probe: %w", b.err)
+		}
+		st.Landlock = b.s.landlock
+	case <-ctx.Done():
+		return st, fmt.Errorf("sandbox probe: %w", context.Cause(ctx))
 	}
-	reps := <-s.reports
-	if len(reps) == 0 {
-		return st, fmt.Errorf("sandbox probe: the init %s ended without a report: %v", e.helper, waitErr)
-	}
-	last := reps[len(reps)-1]
-	if last.Event != wire.EventReady {
-		return st, fmt.Errorf("sandbox probe: %s", last.Message)
-	}
-	st.Landlock = last.Landlock
+	e.startPool()
 	return st, nil
 }
 
@@ -443,21 +309,24 @@ type Status struct {
 	Cgroup      int               `json:"cgroup"`
 	Limits      []string          `json:"limits"`
 	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// Pool is how many sandboxes are kept built ahead.
+	Pool int `json:"pool"`
 }
 
 func (e *Executor) status() Status {
 	st := Status{Helper: e.helper, Cgroup: e.cgroups.Version(), Limits: []string{},
-		Unavailable: e.cgroups.Unavailable()}
+		Unavailable: e.cgroups.Unavailable(), Pool: cap(e.pool)}
 	if st.Cgroup != 0 {
 		st.Limits = append(st.Limits, e.cgroups.InForce(e.limits.cgroup())...)
 	}
-	r := e.cfg.Resources
 	names := map[executor.RlimitResource]string{executor.RlimitCore: "core", executor.RlimitFileSize: "fsize",
 		executor.RlimitOpenFiles: "nofile", executor.RlimitProcesses: "nproc"}
-	spec, _ := e.cfg.Prepare(executor.Spec{Argv: []string{"true"}, Dir: "/", Resources: r})
-	for _, l := range spec.Resources.Rlimits() {
-		st.Rlimits = append(st.Rlimits, names[l.Resource]+"="+strconv.FormatUint(l.Value, 10))
+	spec, err := e.cfg.Prepare(executor.Spec{Argv: []string{"true"}, Dir: "/"})
+	if err == nil {
+		for _, l := range spec.Resources.Rlimits() {
+			st.Rlimits = append(st.Rlimits, names[l.Resource]+"="+strconv.FormatUint(l.Value, 10))
+		}
 	}
-	st.Rlimits = append(st.Rlimits, "cpu=timeout*cpus")
+	st.Rlimits = append(st.Rlimits, "cpu=timeout*cpus+1s")
 	return st
 }

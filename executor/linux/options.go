@@ -2,6 +2,7 @@ package linux
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ const (
 	DefaultTmpSize int64 = 1 << 30 // 1 GiB for /tmp, and as much for /dev/shm
 	DefaultMemory  int64 = 4 << 30 // 4 GiB
 	DefaultPids    int64 = 1024
+	DefaultPool          = 2
 )
 
 // Options configure an Executor. Workspace is required; the zero value of every other
@@ -54,6 +56,13 @@ type Options struct {
 	// Limits are the cgroup limits of each command; zero fields take the defaults, and
 	// a negative field turns that limit off.
 	Limits Limits
+	// Pool is how many sandboxes without network are kept built ahead, so that a
+	// command only waits for its own start; 0 means DefaultPool, negative none. The pool
+	// starts after the first successful Probe.
+	Pool int
+	// Logger receives what fails in the background (building ahead, removing a cgroup);
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Limits are per-command cgroup limits.
@@ -87,6 +96,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Limits.Pids == 0 {
 		o.Limits.Pids = DefaultPids
+	}
+	if o.Pool == 0 {
+		o.Pool = DefaultPool
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }

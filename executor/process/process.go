@@ -118,7 +118,7 @@ func echo(spec executor.Spec) []string {
 // run starts the command and sees it through.
 func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, argv, env []string) (executor.Result, error) {
 	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
-	streams, err := executor.NewStreams(spec.Stdin != "", spec.MaxOutputChars)
+	streams, err := executor.NewStreams(spec.Stdin != "")
 	if err != nil {
 		return executor.Result{}, executor.Internal("create pipes", err)
 	}
@@ -157,7 +157,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 		return executor.Result{}, executor.Internal("apply resource limits", err)
 	}
 	// Stdin starts flowing only now, after the limits are in place.
-	streams.Started(spec.Stdin)
+	streams.Started(spec.Stdin, spec.MaxOutputChars)
 
 	wd := executor.Watch(ctx, group, spec.Timeout, e.cfg.Grace())
 	waitErr := group.WaitExit()

@@ -3,6 +3,7 @@ package sandboxinit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -26,19 +27,59 @@ import (
 func init() { runtime.LockOSThread() }
 
 // Main is the whole init: it never returns. Its exit status is the command's (128+N for
-// signal N), 125 when the sandbox could not be built; the Reports on descriptor 4 say
-// which.
+// signal N), 0 when no command came, 125 when the sandbox could not be built, 127 when
+// the command could not start; the Reports on descriptor 4 say which.
 func Main() {
 	rep := os.NewFile(wire.ReportFD, "report")
-	if rep == nil {
-		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its report descriptor: it is run by cmdgate, not by hand")
+	cfgFile := os.NewFile(wire.ConfigFD, "config")
+	if rep == nil || cfgFile == nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its descriptors: it is run by cmdgate, not by hand")
 		os.Exit(125)
 	}
 	unix.CloseOnExec(wire.ReportFD)
-	code, report := run()
-	if err := wire.WriteReport(rep, report); err != nil {
+	unix.CloseOnExec(wire.ConfigFD)
+	send := func(r wire.Report) {
+		if err := wire.WriteReport(rep, r); err != nil {
+			os.Exit(125)
+		}
+	}
+	// The executor writes the config once the init is in its cgroup: reading it first
+	// keeps everything below inside the limits.
+	dec := wire.NewDecoder(cfgFile)
+	cfg, err := dec.Config()
+	if err != nil {
+		send(errorReport(fail("read config", err)))
 		os.Exit(125)
 	}
+	abi, err := build(cfg)
+	if err != nil {
+		send(errorReport(err))
+		os.Exit(125)
+	}
+	// What every command needs is done before the sandbox reports ready: a sandbox
+	// built ahead then starts its command at once.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
+	go func() {
+		for s := range sigs {
+			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
+		}
+	}()
+	if err := os.Mkdir(home, 0o700); err != nil {
+		send(errorReport(fail("create "+home, err)))
+		os.Exit(125)
+	}
+	send(wire.Report{Event: wire.EventReady, Landlock: abi})
+	cmd, err := dec.Command()
+	if errors.Is(err, io.EOF) {
+		os.Exit(0)
+	}
+	if err != nil {
+		send(errorReport(fail("read command", err)))
+		os.Exit(125)
+	}
+	code, report := runCommand(cfg, cmd)
+	send(report)
 	os.Exit(code)
 }
 
@@ -53,28 +94,6 @@ func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
 
 func fail(step string, err error) *stepError {
 	return &stepError{code: wire.CodeInternal, step: step, err: err}
-}
-
-func run() (int, wire.Report) {
-	cfgFile := os.NewFile(wire.ConfigFD, "config")
-	if cfgFile == nil {
-		return 125, errorReport(fail("read config", errors.New("no config descriptor")))
-	}
-	// The gateway writes the config once the init is in its cgroup: reading it first
-	// keeps everything below inside the limits.
-	cfg, err := wire.ReadConfig(cfgFile)
-	cfgFile.Close()
-	if err != nil {
-		return 125, errorReport(fail("read config", err))
-	}
-	abi, err := build(cfg)
-	if err != nil {
-		return 125, errorReport(err)
-	}
-	if cfg.Probe {
-		return 0, wire.Report{Event: wire.EventReady, Landlock: abi}
-	}
-	return runCommand(cfg)
 }
 
 func errorReport(err error) wire.Report {
@@ -106,19 +125,6 @@ func build(cfg wire.Config) (int, error) {
 	}
 	if err := buildRoot(cfg); err != nil {
 		return 0, err
-	}
-	if err := unix.Chdir(cfg.Dir); err != nil {
-		return 0, &stepError{code: wire.CodeNotDirectory, step: "working directory " + cfg.Dir, err: err}
-	}
-	for _, l := range cfg.Rlimits {
-		var old unix.Rlimit
-		if err := unix.Getrlimit(l.Resource, &old); err != nil {
-			return 0, fail(fmt.Sprintf("get rlimit %d", l.Resource), err)
-		}
-		v := min(l.Value, old.Max)
-		if err := unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
-			return 0, fail(fmt.Sprintf("set rlimit %d to %d", l.Resource, v), err)
-		}
 	}
 	if err := dropPrivileges(); err != nil {
 		return 0, fail("drop privileges", err)
@@ -490,22 +496,42 @@ func restrictPaths(cfg wire.Config) (int, error) {
 	return 3, nil
 }
 
-// runCommand starts the command as this init's child and stays as pid 1: it reaps every
-// orphan, passes the termination signals on to every process of the sandbox, and when
-// the command has ended exits with its status, which ends whatever the command left
-// running (the kernel kills a pid namespace with its init).
-func runCommand(cfg wire.Config) (int, wire.Report) {
-	path, argv, err := command(cfg)
+// runCommand starts the command as this init's child and stays as pid 1, reaping every
+// orphan (the termination signals are passed on since Main set that up). When the
+// command has ended it kills and reaps whatever the command left running, closes its
+// standard streams and reports: the executor may answer at once, while the kernel takes
+// the namespaces down with this process.
+func runCommand(cfg wire.Config, c wire.Command) (int, wire.Report) {
+	if err := unix.Chdir(c.Dir); err != nil {
+		return 125, errorReport(&stepError{code: wire.CodeNotDirectory, step: "working directory " + c.Dir, err: err})
+	}
+	for _, l := range c.Rlimits {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(l.Resource, &old); err != nil {
+			return 125, errorReport(fail(fmt.Sprintf("get rlimit %d", l.Resource), err))
+		}
+		v := min(l.Value, old.Max)
+		if err := unix.Setrlimit(l.Resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			return 125, errorReport(fail(fmt.Sprintf("set rlimit %d to %d", l.Resource, v), err))
+		}
+	}
+	path, argv, err := command(c)
 	if err != nil {
 		return 127, errorReport(err)
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
-	env := environ(cfg)
+	stdin := uintptr(0)
+	if !c.Stdin {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return 125, errorReport(fail("open "+os.DevNull, err))
+		}
+		defer null.Close()
+		stdin = null.Fd()
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Dir:   cfg.Dir,
-		Env:   env,
-		Files: []uintptr{0, 1, 2},
+		Dir:   c.Dir,
+		Env:   environ(cfg, c.Env),
+		Files: []uintptr{stdin, 1, 2},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
@@ -516,34 +542,40 @@ func runCommand(cfg wire.Config) (int, wire.Report) {
 		return 127, wire.Report{Event: wire.EventError, Code: code,
 			Message: fmt.Sprintf("start %s: %v", argv[0], err)}
 	}
-	go func() {
-		for s := range sigs {
-			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
-		}
-	}()
+	var status unix.WaitStatus
 	for {
-		var ws unix.WaitStatus
-		wpid, err := unix.Wait4(-1, &ws, 0, nil)
+		wpid, err := unix.Wait4(-1, &status, 0, nil)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
 			return 125, errorReport(fail("wait for the command", err))
 		}
-		if wpid != pid {
-			continue // an orphan, reaped
-		}
-		switch {
-		case ws.Signaled():
-			return 128 + int(ws.Signal()), wire.Report{Event: wire.EventExit, Signal: int(ws.Signal())}
-		case ws.Exited():
-			return ws.ExitStatus(), wire.Report{Event: wire.EventExit, ExitCode: ws.ExitStatus()}
+		if wpid == pid && (status.Exited() || status.Signaled()) {
+			break
 		}
 	}
+	// Nothing the command started outlives it. kill(-1) from pid 1 reaches every other
+	// process of the namespace, atomically with respect to fork; reaping until ECHILD
+	// waits for each to be gone.
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		_, err := unix.Wait4(-1, nil, 0, nil)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	unix.Close(0)
+	unix.Close(1)
+	unix.Close(2)
+	if status.Signaled() {
+		return 128 + int(status.Signal()), wire.Report{Event: wire.EventExit, Signal: int(status.Signal())}
+	}
+	return status.ExitStatus(), wire.Report{Event: wire.EventExit, ExitCode: status.ExitStatus()}
 }
 
 // command resolves what to execute inside the sandbox.
-func command(cfg wire.Config) (string, []string, error) {
+func command(cfg wire.Command) (string, []string, error) {
 	lookPath := func(name string) (string, error) {
 		if strings.Contains(name, "/") {
 			if !filepath.IsAbs(name) {
@@ -597,15 +629,15 @@ func lookIn(path, name string) (string, error) {
 // home is not in the sandbox, and tools (go, npm, cargo, pip) keep caches under it.
 const home = "/tmp/home"
 
-// environ is the command's environment: cfg.Env with HOME and TMPDIR moved inside the
+// environ is the command's environment: env with HOME and TMPDIR moved inside the
 // sandbox when they point outside it.
-func environ(cfg wire.Config) []string {
+func environ(cfg wire.Config, env []string) []string {
 	inside := func(p string) bool {
 		return p == cfg.Workspace || strings.HasPrefix(p, cfg.Workspace+"/") || p == "/tmp" || strings.HasPrefix(p, "/tmp/")
 	}
-	env := make([]string, 0, len(cfg.Env)+2)
+	out := make([]string, 0, len(env)+1)
 	hasHome := false
-	for _, kv := range cfg.Env {
+	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
 		case "HOME":
@@ -618,12 +650,10 @@ func environ(cfg wire.Config) []string {
 				continue
 			}
 		}
-		env = append(env, kv)
+		out = append(out, kv)
 	}
 	if !hasHome {
-		if err := os.MkdirAll(home, 0o700); err == nil {
-			env = append(env, "HOME="+home)
-		}
+		out = append(out, "HOME="+home)
 	}
-	return env
+	return out
 }

@@ -1,11 +1,13 @@
 // Package wire holds the messages between the linux executor and the sandbox init
-// (package sandboxinit): the Config the gateway writes on the init's file descriptor 3,
-// and the Reports the init writes back on descriptor 4, one JSON object per line.
+// (package sandboxinit): the Config, then the Command, that the executor writes on the
+// init's file descriptor 3, and the Reports the init writes back on descriptor 4, one
+// JSON object per line: Ready once the sandbox is built, then Exit or Error.
 package wire
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -20,20 +22,9 @@ const (
 // kernel's ARG_MAX long before this.
 const MaxConfig = 16 << 20
 
-// Config tells the init what sandbox to build and what to run in it. Paths are absolute,
-// clean and free of symbolic links on the host (the executor resolves them).
+// Config tells the init what sandbox to build. Paths are absolute, clean and free of
+// symbolic links on the host (the executor resolves them).
 type Config struct {
-	// Probe builds the whole sandbox, applies every protection, reports Ready and exits
-	// without running anything: the start-up check of `--sandbox auto|linux`.
-	Probe bool `json:"probe,omitempty"`
-	// Script, when set, runs as `SHELL -c Script` with the first of Shells found in the
-	// sandbox's PATH; else Argv runs, Argv[0] looked up in that PATH when it has no slash.
-	Script string   `json:"script,omitempty"`
-	Shells []string `json:"shells,omitempty"`
-	Argv   []string `json:"argv,omitempty"`
-	// Dir is the working directory, inside Workspace.
-	Dir string   `json:"dir"`
-	Env []string `json:"env"`
 	// Workspace is bound read-write at its own path.
 	Workspace string `json:"workspace"`
 	// ReadOnly are host paths bound read-only at their own paths (those that exist; a
@@ -48,7 +39,22 @@ type Config struct {
 	Hostname string `json:"hostname"`
 	// TmpSize bounds the private /tmp and /dev/shm, in bytes each.
 	TmpSize int64 `json:"tmp_size"`
-	// Rlimits are applied to the init before it starts the command, soft = hard.
+}
+
+// Command is what to run in a built sandbox: the second message on descriptor 3. End of
+// file instead means nothing: the init exits (a probe, a sandbox the executor drops).
+type Command struct {
+	// Script, when set, runs as `SHELL -c Script` with the first of Shells found in the
+	// sandbox's PATH; else Argv runs, Argv[0] looked up in that PATH when it has no slash.
+	Script string   `json:"script,omitempty"`
+	Shells []string `json:"shells,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	// Dir is the working directory, inside the workspace.
+	Dir string   `json:"dir"`
+	Env []string `json:"env"`
+	// Stdin gives the command the init's standard input; else it gets /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
+	// Rlimits are applied before the command starts, soft = hard.
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
@@ -60,9 +66,9 @@ type Rlimit struct {
 
 // Events of a Report.
 const (
-	EventReady = "ready" // Probe: the sandbox was built with every protection on
-	EventExit  = "exit"  // the command ended: ExitCode or Signal
-	EventError = "error" // the command could not run: Code and Message
+	EventReady = "ready" // the sandbox is built with every protection on
+	EventExit  = "exit"  // the command ended (ExitCode or Signal), every process with it
+	EventError = "error" // the sandbox or the command could not be: Code and Message
 )
 
 // Error codes of a Report; they are the executor's codes.
@@ -85,13 +91,34 @@ type Report struct {
 	Landlock int `json:"landlock,omitempty"`
 }
 
-// ReadConfig decodes the Config from r, at most MaxConfig bytes.
-func ReadConfig(r io.Reader) (Config, error) {
-	var c Config
+// Decoder reads the init's messages from the executor: the Config, then the Command.
+type Decoder struct{ dec *json.Decoder }
+
+// NewDecoder reads at most MaxConfig bytes from r.
+func NewDecoder(r io.Reader) *Decoder {
 	dec := json.NewDecoder(io.LimitReader(r, MaxConfig))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	return &Decoder{dec: dec}
+}
+
+// Config decodes the Config.
+func (d *Decoder) Config() (Config, error) {
+	var c Config
+	if err := d.dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("read sandbox config: %w", err)
+	}
+	return c, nil
+}
+
+// Command decodes the Command; io.EOF means none will come.
+func (d *Decoder) Command() (Command, error) {
+	var c Command
+	err := d.dec.Decode(&c)
+	if errors.Is(err, io.EOF) {
+		return Command{}, io.EOF
+	}
+	if err != nil {
+		return Command{}, fmt.Errorf("read sandbox command: %w", err)
 	}
 	return c, nil
 }
@@ -106,18 +133,17 @@ func WriteReport(w io.Writer, r Report) error {
 	return err
 }
 
-// ReadReports decodes every Report from r until end of file; a line that is not a
-// Report ends the reading with an error.
-func ReadReports(r io.Reader) ([]Report, error) {
-	var out []Report
+// ReadReports sends every Report read from r to out, and closes out at end of file or
+// at a line that is not a Report (a torn write: the init died).
+func ReadReports(r io.Reader, out chan<- Report) {
+	defer close(out)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for sc.Scan() {
 		var rep Report
 		if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
-			return out, fmt.Errorf("read sandbox report: %w", err)
+			return
 		}
-		out = append(out, rep)
+		out <- rep
 	}
-	return out, sc.Err()
 }
