@@ -7,8 +7,11 @@ FUZZTIME ?= 60s
 
 .PHONY: build run test bench fuzz lint opa-test clean
 
+# cmdgate, and beside it the linux sandbox's init (small and without cgo: it starts once
+# per command).
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/cmdgate
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(dir $(BIN))cmdgate-sandbox ./cmd/cmdgate-sandbox
 
 run: build
 	$(BIN) serve $(ARGS)

@@ -184,7 +184,10 @@ func (s *Server) handleHealth(c echo.Context) error {
 	if s.draining.Load() {
 		return writeJSON(c, http.StatusServiceUnavailable, map[string]string{"status": "shutting_down"})
 	}
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return writeJSON(c, http.StatusOK, struct {
+		Status  string        `json:"status"`
+		Sandbox SandboxStatus `json:"sandbox"`
+	}{"ok", s.sandboxStatus})
 }
 
 // validRequestID accepts a client's X-Request-Id: 1 to 128 printable ASCII characters

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -58,10 +59,15 @@ type Options struct {
 	// Profile is the policy profile every request is decided under (request.profile of
 	// the policy input); default "default".
 	Profile string
-	// Sandbox selects the executor backend: "auto" (the default: the best available),
-	// "process", "linux" or "docker". Only the process backend exists yet: "linux" and
-	// "docker" refuse to start (fail closed) rather than run commands unconfined.
+	// Sandbox selects the executor backend: "auto" (the default) is "linux" where its
+	// sandbox can be built (user namespaces, Landlock, the cmdgate-sandbox program),
+	// else "process" with a warning in the logs and /healthz; "linux" refuses to start
+	// where it cannot be honoured; "process" runs commands unconfined (the policy is the
+	// only boundary). "docker" does not exist yet and refuses to start.
 	Sandbox string
+	// Linux configures the linux backend; its Workspace, Config and Logger are the
+	// gateway's.
+	Linux linux.Options
 	// Executor holds the limits of commands (timeouts, output caps, environment
 	// denylist, rlimits); the zero value is seed 000's defaults.
 	Executor executor.Config

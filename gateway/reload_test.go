@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -247,7 +248,8 @@ func TestStartErrors(t *testing.T) {
 		want string
 	}{
 		{"no data dir", Options{Workspace: t.TempDir()}, "no data directory"},
-		{"linux sandbox", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: SandboxLinux}, "not available yet"},
+		{"linux sandbox without its init", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: SandboxLinux,
+			Linux: linux.Options{Helper: filepath.Join(file, "cmdgate-sandbox")}}, "sandbox linux cannot be honoured here"},
 		{"docker sandbox", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: SandboxDocker}, "not available yet"},
 		{"unknown sandbox", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: "chroot"}, "unknown sandbox"},
 		{"workspace is a file", Options{Workspace: file, DataDir: t.TempDir()}, "not a directory"},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
-	"github.com/cmdgate/cmdgate/executor/process"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -27,18 +26,19 @@ var ErrShutdown = errors.New("the gateway shut down")
 // serve it with Serve (or mount Handler in a server of your own), end it with Close.
 // It is safe for concurrent use.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	ws      Workspace
-	tokens  *TokenStore
-	store   *audit.Store
-	engine  *policies.Engine
-	runner  executor.Executor
-	sandbox string // the backend chosen
-	metrics *metrics
-	limiter *authLimiter
-	echo    *echo.Echo
-	routes  map[string]bool // the registered paths, for metric labels
+	opts          Options
+	log           *slog.Logger
+	ws            Workspace
+	tokens        *TokenStore
+	store         *audit.Store
+	engine        *policies.Engine
+	runner        executor.Executor
+	sandbox       string // the backend chosen
+	sandboxStatus SandboxStatus
+	metrics       *metrics
+	limiter       *authLimiter
+	echo          *echo.Echo
+	routes        map[string]bool // the registered paths, for metric labels
 
 	reloadMu sync.Mutex // one policy load at a time, so records follow the swaps in order
 
@@ -72,9 +72,17 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
 	}
-	if s.runner, s.sandbox, err = newRunner(opts); err != nil {
+	if s.runner, s.sandboxStatus, err = newRunner(ctx, opts, s.ws.Root()); err != nil {
 		return nil, err
 	}
+	s.sandbox = s.sandboxStatus.Backend
+	// Everything below that fails must release the backend (a pool of sandboxes).
+	ok := false
+	defer func() {
+		if !ok {
+			closeRunner(s.runner)
+		}
+	}()
 	if s.tokens, err = OpenTokens(opts.DataDir); err != nil {
 		return nil, err
 	}
@@ -104,24 +112,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.watch = w
 	}
 	s.echo = s.newEcho()
+	ok = true
 	return s, nil
 }
 
-// newRunner chooses the executor backend.
-func newRunner(opts Options) (executor.Executor, string, error) {
-	if opts.Runner != nil {
-		return opts.Runner, "custom", nil
+// closeRunner closes a backend that holds resources between runs.
+func closeRunner(r executor.Executor) error {
+	if c, ok := r.(interface{ Close() error }); ok {
+		return c.Close()
 	}
-	switch opts.Sandbox {
-	case SandboxAuto, SandboxProcess:
-		if opts.Sandbox == SandboxAuto {
-			opts.Logger.Warn("sandbox: only the process backend is available: it isolates neither the file system nor the network, so the policy is the only boundary")
-		}
-		return process.New(process.Options{Config: opts.Executor}), SandboxProcess, nil
-	case SandboxLinux, SandboxDocker:
-		return nil, "", fmt.Errorf("sandbox %q is not available yet in this cmdgate: use --sandbox process (commands then run unconfined, with the policy as the only boundary)", opts.Sandbox)
-	}
-	return nil, "", fmt.Errorf("unknown sandbox %q (want auto, process, linux or docker)", opts.Sandbox)
+	return nil
 }
 
 func (s *Server) policyOptions() []policies.Option {
@@ -138,8 +138,12 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // Revision is the revision of the policy bundle in use.
 func (s *Server) Revision() string { return s.engine.Revision() }
 
-// Sandbox names the executor backend in use ("process", or "custom" for Options.Runner).
+// Sandbox names the executor backend in use ("linux", "process", or "custom" for
+// Options.Runner).
 func (s *Server) Sandbox() string { return s.sandbox }
+
+// SandboxStatus is what the backend enforces, as /healthz shows it.
+func (s *Server) SandboxStatus() SandboxStatus { return s.sandboxStatus }
 
 // Workspace is the real path of the workspace.
 func (s *Server) Workspace() string { return s.ws.Root() }
@@ -226,6 +230,9 @@ func (s *Server) Close(ctx context.Context) error {
 		var errs []error
 		if s.watch != nil {
 			errs = append(errs, s.watch.close())
+		}
+		if err := closeRunner(s.runner); err != nil {
+			errs = append(errs, fmt.Errorf("close the sandbox: %w", err))
 		}
 		if err := s.store.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close audit store: %w", err))

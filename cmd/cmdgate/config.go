@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/gateway"
 	"github.com/cmdgate/cmdgate/policies"
 )
@@ -29,6 +31,18 @@ import (
 //	workspace: ""               # --workspace, CMDGATE_WORKSPACE; "" is the current directory
 //	data: ""                    # --data, CMDGATE_DATA; "" is $XDG_DATA_HOME/cmdgate or ~/.local/share/cmdgate
 //	sandbox: auto               # --sandbox, CMDGATE_SANDBOX: auto, process, linux or docker
+//	linux:                      # the linux sandbox (sandbox: auto or linux; cmdgate sandbox run)
+//	  helper: ""                # the cmdgate-sandbox program; "" looks beside cmdgate, then in PATH
+//	  read_only: []             # replaces the host directories bound read-only:
+//	                            # /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc /opt
+//	  extra_read_only: []       # added to them (a toolchain under /root, say)
+//	  hide: []                  # more paths under them shown empty, added to /etc/shadow,
+//	                            # /etc/gshadow, /etc/sudoers*, /etc/ssh, /etc/ssl/private, ...
+//	  tmp_size: 1073741824      # bytes of the private /tmp, and of /dev/shm
+//	  memory: 4294967296        # bytes per command (cgroup); -1 no limit
+//	  pids: 1024                # processes and threads per command (cgroup); -1 no limit
+//	  cpus: 0                   # CPU time per command, in CPUs (cgroup); 0 no limit
+//	  pool: 2                   # sandboxes built ahead for commands without network; -1 none
 //	log:
 //	  format: text              # --log-format, CMDGATE_LOG_FORMAT: text or json
 //	  level: info               # --log-level, CMDGATE_LOG_LEVEL: debug, info, warn or error
@@ -80,11 +94,58 @@ type Config struct {
 	Workspace string       `yaml:"workspace"`
 	Data      string       `yaml:"data"`
 	Sandbox   string       `yaml:"sandbox"`
+	Linux     LinuxConfig  `yaml:"linux"`
 	Log       LogConfig    `yaml:"log"`
 	Policy    PolicyConfig `yaml:"policy"`
 	Exec      ExecConfig   `yaml:"exec"`
 	Audit     AuditConfig  `yaml:"audit"`
 	Server    ServerConfig `yaml:"server"`
+}
+
+// LinuxConfig is the `linux:` section, mapped onto linux.Options.
+type LinuxConfig struct {
+	Helper        string   `yaml:"helper"`
+	ReadOnly      []string `yaml:"read_only"`
+	ExtraReadOnly []string `yaml:"extra_read_only"`
+	Hide          []string `yaml:"hide"`
+	TmpSize       int64    `yaml:"tmp_size"`
+	Memory        int64    `yaml:"memory"`
+	Pids          int64    `yaml:"pids"`
+	CPUs          float64  `yaml:"cpus"`
+	Pool          int      `yaml:"pool"`
+}
+
+// options maps the section onto the linux backend's options (Workspace, Config and
+// Logger are the caller's).
+func (l LinuxConfig) options() linux.Options {
+	return linux.Options{
+		Helper:        l.Helper,
+		ReadOnly:      l.ReadOnly,
+		ExtraReadOnly: l.ExtraReadOnly,
+		ExtraHide:     l.Hide,
+		TmpSize:       l.TmpSize,
+		Limits:        linux.Limits{Memory: l.Memory, Pids: l.Pids, CPU: l.CPUs},
+		Pool:          l.Pool,
+	}
+}
+
+// validate checks the paths and sizes; whether they work is for the sandbox to say.
+func (l LinuxConfig) validate() error {
+	var errs []error
+	for key, paths := range map[string][]string{"read_only": l.ReadOnly, "extra_read_only": l.ExtraReadOnly, "hide": l.Hide} {
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				errs = append(errs, fmt.Errorf("linux.%s: %q is not an absolute path", key, p))
+			}
+		}
+	}
+	if l.TmpSize < 0 {
+		errs = append(errs, fmt.Errorf("linux.tmp_size %d is negative", l.TmpSize))
+	}
+	if l.CPUs < 0 {
+		errs = append(errs, fmt.Errorf("linux.cpus %v is negative", l.CPUs))
+	}
+	return errors.Join(errs...)
 }
 
 // LogConfig is the `log:` section.
@@ -203,6 +264,9 @@ func (c Config) validate() error {
 	if err := c.Policy.Config.Validate(); err != nil {
 		errs = append(errs, err) // a *policies.ConfigError names its key: policy.…
 	}
+	if err := c.Linux.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Exec.executor().Check(); err != nil {
 		errs = append(errs, fmt.Errorf("exec: %w", err))
 	}
@@ -252,6 +316,7 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.Listen = c.Listen
 	opts.Workspace = c.Workspace
 	opts.Sandbox = c.Sandbox
+	opts.Linux = c.Linux.options()
 	opts.PolicyDir = c.Policy.Dir
 	opts.Policy = c.Policy.Config
 	opts.Profile = c.Policy.Profile

@@ -50,6 +50,7 @@ func commands() []command {
 		{"audit", "query, verify and export the audit log", (*Main).runAudit},
 		{"decide", "decide commands offline with the policy (nothing runs)", (*Main).runDecide},
 		{"policy", "test a policy bundle, print the system prompt, evaluate raw inputs", (*Main).runPolicy},
+		{"sandbox", "run one command in the linux sandbox, without gateway or policy", (*Main).runSandbox},
 	}
 }
 

@@ -266,51 +266,34 @@ func echo(spec executor.Spec) []string {
 // a probe has succeeded, the Executor keeps Options.Pool sandboxes built ahead.
 func (e *Executor) Probe(ctx context.Context) (Status, error) {
 	st := e.status()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	type built struct {
-		s   *sandbox
-		err error
+	type probed struct {
+		landlock int
+		err      error
 	}
-	ch := make(chan built, 1)
+	ch := make(chan probed, 1)
 	go func() {
 		runtime.LockOSThread() // released only once the probe's init is gone
 		defer runtime.UnlockOSThread()
 		s, err := e.build(false)
-		ch <- built{s, err}
-		if s != nil {
-			e.discard(s)
-			<-s.exited
+		if err != nil {
+			ch <- probed{err: err}
+			return
 		}
+		e.discard(s)
+		<-s.exited
+		ch <- probed{landlock: s.landlock}
 	}()
 	select {
-	case b := <-ch:
-		if b.err != nil {
-			return st, fmt.Errorf("sandbox probe: %w", b.err)
+	case p := <-ch:
+		if p.err != nil {
+			return st, fmt.Errorf("sandbox probe: %w", p.err)
 		}
-		st.Landlock = b.s.landlock
+		st.Landlock = p.landlock
 	case <-ctx.Done():
 		return st, fmt.Errorf("sandbox probe: %w", context.Cause(ctx))
 	}
 	e.startPool()
 	return st, nil
-}
-
-// Status says which protections and limits are in force.
-type Status struct {
-	// Helper is the init program.
-	Helper string `json:"helper"`
-	// Landlock is the Landlock ABI version the rules are enforced with (after Probe).
-	Landlock int `json:"landlock"`
-	// Rlimits names the rlimits applied to every command.
-	Rlimits []string `json:"rlimits"`
-	// Cgroup is the cgroup version used (0: none), Limits the cgroup limits in force,
-	// Unavailable why the others are not.
-	Cgroup      int               `json:"cgroup"`
-	Limits      []string          `json:"limits"`
-	Unavailable map[string]string `json:"unavailable,omitempty"`
-	// Pool is how many sandboxes are kept built ahead.
-	Pool int `json:"pool"`
 }
 
 func (e *Executor) status() Status {

@@ -23,3 +23,11 @@ func New(Options) (*Executor, error) {
 func (*Executor) Run(context.Context, executor.Spec) (executor.Result, error) {
 	return executor.Result{}, executor.Internal("run in sandbox", errors.ErrUnsupported)
 }
+
+// Probe refuses.
+func (*Executor) Probe(context.Context) (Status, error) {
+	return Status{}, errors.New("sandbox: the linux backend runs on Linux only")
+}
+
+// Close does nothing.
+func (*Executor) Close() error { return nil }

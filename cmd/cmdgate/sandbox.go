@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+)
+
+const sandboxUsage = `usage: cmdgate sandbox run [flags] -- ARGV...
+       cmdgate sandbox run [flags] -c SCRIPT
+       cmdgate sandbox check [flags]
+
+run runs one command in the linux sandbox the gateway uses, without a gateway and
+without a policy: for security teams to explore what a command can and cannot do. The
+command's output goes to stdout and stderr as it would from the gateway (captured, then
+printed), and cmdgate exits with the command's exit code (124 on timeout); --json
+prints the whole result as one JSON object instead.
+
+check builds one sandbox with every protection and prints what is in force (Landlock
+ABI, rlimits, cgroup limits, the pool) as JSON; it fails where the sandbox cannot be
+built here, with the reason.
+
+The workspace (read-write at its own path) is --workspace, else the configuration's
+workspace, else the current directory. --config FILE (else $CMDGATE_CONFIG) supplies the
+linux: and exec: sections.
+
+flags:`
+
+// runSandbox implements `cmdgate sandbox run|check`.
+func (m *Main) runSandbox(ctx context.Context, args []string) int {
+	if len(args) == 0 || (args[0] != "run" && args[0] != "check") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprintln(m.Stdout, sandboxUsage)
+			return exitOK
+		}
+		fmt.Fprintln(m.Stderr, sandboxUsage)
+		return exitUsage
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("sandbox "+sub, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(m.Stderr, sandboxUsage)
+		fs.PrintDefaults()
+	}
+	config := fs.String("config", "", "configuration file (default $CMDGATE_CONFIG)")
+	workspace := fs.String("workspace", "", "the workspace, bound read-write (default: the configuration's, else the current directory)")
+	cwd := fs.String("cwd", "", "working directory, inside the workspace (default: the workspace)")
+	network := fs.Bool("network", false, "share the host's network, as a decision granting network does")
+	script := fs.String("c", "", "the command as a shell script")
+	timeout := fs.Duration("timeout", 30*time.Second, "timeout of the command")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	argv, err := parseInterspersed(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	scriptSet := false
+	fs.Visit(func(f *flag.Flag) { scriptSet = scriptSet || f.Name == "c" })
+	if sub == "run" && scriptSet == (len(argv) > 0) {
+		fmt.Fprintln(m.Stderr, "cmdgate sandbox run: give either -c SCRIPT or -- ARGV...")
+		return exitUsage
+	}
+	if sub == "check" && (scriptSet || len(argv) > 0) {
+		fmt.Fprintln(m.Stderr, "cmdgate sandbox check: takes no command")
+		return exitUsage
+	}
+	cfg, err := loadConfig(m.configPath(*config))
+	if err != nil {
+		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+	}
+	ws := *workspace
+	if ws == "" {
+		ws = cfg.Workspace
+	}
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return m.writeError("sandbox", "INTERNAL", err.Error())
+		}
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+	}
+	opts := cfg.Linux.options()
+	opts.Workspace, opts.Config, opts.Pool = ws, cfg.Exec.executor(), -1 // one command: nothing to build ahead
+	e, err := linux.New(opts)
+	if err != nil {
+		return m.writeError("sandbox", "UNAVAILABLE", err.Error())
+	}
+	defer e.Close()
+	if sub == "check" {
+		st, err := e.Probe(ctx)
+		if err != nil {
+			return m.writeError("sandbox", "UNAVAILABLE", err.Error())
+		}
+		return m.writeResult("sandbox", st)
+	}
+	dir := *cwd
+	if dir == "" {
+		dir = e.Workspace()
+	} else if dir, err = filepath.Abs(dir); err != nil {
+		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+	}
+	spec := executor.Spec{Argv: argv, Script: *script, Dir: dir, Timeout: *timeout, Network: *network}
+	if len(argv) > 0 {
+		spec.ShellMode = executor.ShellDirect
+	}
+	res, err := e.Run(ctx, spec)
+	if err != nil {
+		var ee *executor.Error
+		if errors.As(err, &ee) {
+			return m.writeError("sandbox", string(ee.Code), ee.Message)
+		}
+		return m.writeError("sandbox", "INTERNAL", err.Error())
+	}
+	if *asJSON {
+		m.writeResult("sandbox", res)
+		return res.ExitCode
+	}
+	fmt.Fprint(m.Stdout, res.Stdout)
+	fmt.Fprint(m.Stderr, res.Stderr)
+	if res.StdoutTruncated || res.StderrTruncated {
+		fmt.Fprintf(m.Stderr, "cmdgate sandbox: output truncated (%d and %d bytes written)\n", res.StdoutBytes, res.StderrBytes)
+	}
+	if res.TimedOut {
+		fmt.Fprintf(m.Stderr, "cmdgate sandbox: timed out after %v\n", *timeout)
+	}
+	return res.ExitCode
+}

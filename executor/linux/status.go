@@ -1,0 +1,18 @@
+package linux
+
+// Status says which protections and limits are in force.
+type Status struct {
+	// Helper is the init program.
+	Helper string `json:"helper"`
+	// Landlock is the Landlock ABI version the rules are enforced with (after Probe).
+	Landlock int `json:"landlock"`
+	// Rlimits names the rlimits applied to every command.
+	Rlimits []string `json:"rlimits"`
+	// Cgroup is the cgroup version used (0: none), Limits the cgroup limits in force,
+	// Unavailable why the others are not.
+	Cgroup      int               `json:"cgroup"`
+	Limits      []string          `json:"limits"`
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// Pool is how many sandboxes are kept built ahead.
+	Pool int `json:"pool"`
+}

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/executor/process"
+)
+
+// SandboxStatus is what /healthz and the start-up log say of the sandbox: the backend in
+// use, what it enforces, and warnings when it is weaker than the best.
+type SandboxStatus struct {
+	Backend string `json:"backend"`
+	// Linux is the linux backend's protections and limits in force.
+	Linux *linux.Status `json:"linux,omitempty"`
+	// Warnings say what is not enforced, and why.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// processWarning is the loud warning of the process backend.
+const processWarning = "the process backend isolates neither the file system nor the network: the policy is the only boundary"
+
+// probeTimeout bounds the start-up check of the linux sandbox.
+const probeTimeout = 30 * time.Second
+
+// newRunner chooses the executor backend: auto takes linux where the sandbox can be built
+// here and process otherwise, with a warning; linux refuses to start where it cannot be
+// honoured. Never a silent downgrade.
+func newRunner(ctx context.Context, opts Options, workspace string) (executor.Executor, SandboxStatus, error) {
+	if opts.Runner != nil {
+		return opts.Runner, SandboxStatus{Backend: "custom"}, nil
+	}
+	switch opts.Sandbox {
+	case SandboxProcess:
+		opts.Logger.Warn("sandbox: " + processWarning)
+		return process.New(process.Options{Config: opts.Executor}),
+			SandboxStatus{Backend: SandboxProcess, Warnings: []string{processWarning}}, nil
+	case SandboxAuto, SandboxLinux:
+		e, st, err := newLinux(ctx, opts, workspace)
+		if err == nil {
+			opts.Logger.Info("sandbox: linux", "landlock_abi", st.Landlock, "rlimits", st.Rlimits,
+				"cgroup", st.Cgroup, "cgroup_limits", st.Limits, "pool", st.Pool)
+			status := SandboxStatus{Backend: SandboxLinux, Linux: &st}
+			for ctl, why := range st.Unavailable {
+				w := fmt.Sprintf("cgroup controller %s unavailable: %s", ctl, why)
+				status.Warnings = append(status.Warnings, w)
+				opts.Logger.Warn("sandbox: " + w)
+			}
+			return e, status, nil
+		}
+		if opts.Sandbox == SandboxLinux {
+			return nil, SandboxStatus{}, fmt.Errorf("sandbox linux cannot be honoured here: %w", err)
+		}
+		w := fmt.Sprintf("the linux sandbox is unavailable (%v): falling back to the process backend, which %s", err, processWarning[len("the process backend "):])
+		opts.Logger.Warn("sandbox: " + w)
+		return process.New(process.Options{Config: opts.Executor}),
+			SandboxStatus{Backend: SandboxProcess, Warnings: []string{w}}, nil
+	case SandboxDocker:
+		return nil, SandboxStatus{}, fmt.Errorf("sandbox %q is not available yet in this cmdgate: use --sandbox linux (or process)", opts.Sandbox)
+	}
+	return nil, SandboxStatus{}, fmt.Errorf("unknown sandbox %q (want auto, process, linux or docker)", opts.Sandbox)
+}
+
+// newLinux builds the linux backend and proves it by building one sandbox.
+func newLinux(ctx context.Context, opts Options, workspace string) (*linux.Executor, linux.Status, error) {
+	if runtime.GOOS != "linux" {
+		return nil, linux.Status{}, fmt.Errorf("not Linux")
+	}
+	lo := opts.Linux
+	lo.Workspace, lo.Config, lo.Logger = workspace, opts.Executor, opts.Logger
+	e, err := linux.New(lo)
+	if err != nil {
+		return nil, linux.Status{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	st, err := e.Probe(ctx)
+	if err != nil {
+		e.Close()
+		return nil, linux.Status{}, err
+	}
+	return e, st, nil
+}

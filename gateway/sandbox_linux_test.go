@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/internal/testenv"
+)
+
+// sandboxHelper is cmdgate-sandbox built from the source under test by TestMain.
+var sandboxHelper string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cmdgate-gateway-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sandboxHelper = filepath.Join(dir, linux.HelperName)
+	build := exec.Command("go", "build", "-o", sandboxHelper, "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build %s: %v\n%s", linux.HelperName, err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// linuxEnv is a gateway on the linux sandbox (sandbox as given: linux or auto); a host
+// where the sandbox cannot be built skips, and fails under CI=true.
+func linuxEnv(t *testing.T, sandbox string) *testEnv {
+	t.Helper()
+	probe, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: sandboxHelper, Pool: -1})
+	if err == nil {
+		_, err = probe.Probe(t.Context())
+		probe.Close()
+	}
+	if err != nil {
+		testenv.Skip(t, "the linux sandbox cannot be built here: %v", err)
+	}
+	return newEnv(t, func(o *Options) {
+		o.Sandbox = sandbox
+		o.Linux.Helper = sandboxHelper
+	})
+}
+
+func TestLinuxSandboxExec(t *testing.T) {
+	t.Parallel()
+	for _, sandbox := range []string{SandboxLinux, SandboxAuto} {
+		t.Run(sandbox, func(t *testing.T) {
+			t.Parallel()
+			env := linuxEnv(t, sandbox)
+			var health struct {
+				Status  string
+				Sandbox SandboxStatus
+			}
+			env.do("GET", "/healthz", "", nil).decode(t, &health)
+			if health.Sandbox.Backend != SandboxLinux || health.Sandbox.Linux == nil || health.Sandbox.Linux.Landlock < 3 {
+				t.Fatalf("/healthz sandbox = %+v, want the linux backend with Landlock >= 3", health.Sandbox)
+			}
+			if lim := health.Sandbox.Linux.Limits; !slices.Contains(lim, "memory") || !slices.Contains(lim, "pids") {
+				t.Errorf("/healthz cgroup limits = %v, want memory and pids in force", lim)
+			}
+
+			// The command runs in the sandbox: its root holds the system directories and
+			// the workspace, not the host's homes, and it writes the workspace.
+			var res struct {
+				Decision string `json:"decision"`
+				ExitCode int    `json:"exit_code"`
+				Stdout   string `json:"stdout"`
+				Stderr   string `json:"stderr"`
+			}
+			a := env.exec(env.tokens["agent"], map[string]any{"command": "ls / && printf sandboxed > note.txt"})
+			a.decode(t, &res)
+			if a.status != 200 || res.ExitCode != 0 {
+				t.Fatalf("exec = %d %s", a.status, a.body)
+			}
+			root := strings.Fields(res.Stdout)
+			for _, want := range []string{"usr", "etc", "tmp", "proc", "dev"} {
+				if !slices.Contains(root, want) {
+					t.Errorf("ls / in the sandbox = %q, want %s", root, want)
+				}
+			}
+			for _, hidden := range []string{"root", "home", "var", "work", "srv"} {
+				if slices.Contains(root, hidden) && !strings.HasPrefix(env.ws, "/"+hidden+"/") {
+					t.Errorf("ls / in the sandbox = %q: the host's /%s is visible", root, hidden)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(env.ws, "note.txt")); err != nil || string(b) != "sandboxed" {
+				t.Errorf("note.txt on the host = %q, %v; want what the sandboxed command wrote", b, err)
+			}
+		})
+	}
+}
