@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
@@ -37,7 +36,6 @@ type Executor struct {
 	limits    Limits
 	cgroups   *cgroup.Manager
 	log       *slog.Logger
-	seq       atomic.Uint64
 
 	pool      chan *sandbox
 	poolOnce  sync.Once

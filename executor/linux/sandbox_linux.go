@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,8 +112,15 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 		return nil, executor.Internal(what, err)
 	}
 	if e.cgroups.Version() != 0 && !e.limits.zero() {
-		name := fmt.Sprintf("run-%d-%d", os.Getpid(), e.seq.Add(1))
-		if s.cg, err = e.cgroups.New(name, e.limits.cgroup()); err != nil {
+		// Names are unique in this process; one left by a process that had this PID
+		// before (and crashed) is skipped.
+		for range 8 {
+			name := fmt.Sprintf("run-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+			if s.cg, err = e.cgroups.New(name, e.limits.cgroup()); !errors.Is(err, fs.ErrExist) {
+				break
+			}
+		}
+		if err != nil {
 			return fail("create the command's cgroup", err)
 		}
 		if err := s.cg.Add(cmd.Process.Pid); err != nil {
@@ -147,10 +156,13 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 	}
 }
 
+// cgroupSeq numbers the cgroups of this process, across Executors.
+var cgroupSeq atomic.Uint64
+
 // buildTimeout bounds the building of one sandbox (milliseconds when the host is well).
 const buildTimeout = 30 * time.Second
 
-// sysProcAttr starts the init in new namespaces, in its own session, killed with the
+// sysProcAttr starts the init in new namespaces, in its own process group, killed with the
 // gateway. Its user namespace maps the gateway's user and group to themselves, so files
 // keep their owners; an unprivileged gateway passes the init the capabilities it needs
 // to build the sandbox (root in the namespace has them all).
@@ -161,7 +173,7 @@ func sysProcAttr(network bool) *syscall.SysProcAttr {
 	}
 	uid, gid := os.Getuid(), os.Getgid()
 	attr := &syscall.SysProcAttr{
-		Setsid:                     true,
+		Setpgid:                    true, // out of the terminal's foreground group
 		Pdeathsig:                  syscall.SIGKILL,
 		Cloneflags:                 flags,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,8 +37,13 @@ func Main() {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its descriptors: it is run by cmdgate, not by hand")
 		os.Exit(125)
 	}
-	unix.CloseOnExec(wire.ReportFD)
-	unix.CloseOnExec(wire.ConfigFD)
+	// Nothing but the standard streams reaches the command: not the two descriptors of
+	// the executor, not whatever the gateway leaked without close-on-exec (a descriptor
+	// of a host directory would walk around the new root).
+	if err := unix.CloseRange(wire.ConfigFD, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: close-on-exec:", err)
+		os.Exit(125)
+	}
 	send := func(r wire.Report) {
 		if err := wire.WriteReport(rep, r); err != nil {
 			os.Exit(125)
@@ -342,9 +348,10 @@ func mountTmpfs(p string, mode os.FileMode, size int64) error {
 	return unix.Mount("tmpfs", p, "tmpfs", tmpfsOpts, opts)
 }
 
-// procReadOnly are the parts of a fresh /proc that reach beyond the sandbox's
-// namespaces: kernel settings, magic SysRq, interrupts, buses.
-var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+// procReadOnly are the parts of a fresh /proc whose writes reach beyond the sandbox's
+// namespaces and need no capability: kernel settings and magic SysRq. Landlock makes all
+// of /proc read-only as well; each mount here costs every command a mount and an unmount.
+var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger"}
 
 // mountProc mounts a /proc of the new pid namespace: it shows the sandbox's processes
 // only.

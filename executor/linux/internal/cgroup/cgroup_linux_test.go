@@ -327,7 +327,7 @@ func TestNewExisting(t *testing.T) {
 	t.Parallel()
 	m := manager(t)
 	g := newGroup(t, m, Limits{Pids: 10})
-	if _, err := m.New(groupName(t), Limits{}); !errors.Is(err, fs.ErrExist) {
+	if _, err := m.New(groupName(t), Limits{Pids: 10}); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("New(%q) again: error = %v, want %v", groupName(t), err, fs.ErrExist)
 	}
 	for _, dir := range g.Paths() {
