@@ -144,8 +144,12 @@
 //
 // # Sandbox
 //
-// Only the process backend exists yet: Options.Sandbox "auto" chooses it and logs a
-// warning that it isolates neither the file system nor the network, so the policy is
-// the only boundary; "linux" and "docker" refuse to start rather than run commands
-// unconfined.
+// Options.Sandbox "auto" chooses the linux backend (package executor/linux) where one
+// sandbox can be built at start-up, and otherwise the process backend with a warning,
+// in the logs and in /healthz, that it isolates neither the file system nor the network,
+// so the policy is the only boundary. "linux" refuses to start where its sandbox cannot
+// be built; "docker" does not exist yet and refuses to start. A decision's
+// sandbox.network gives the command the host's network. GET /healthz answers
+// {"status":"ok","sandbox":{"backend","linux":{"helper","landlock","rlimits","cgroup",
+// "limits","unavailable","pool"},"warnings"}}.
 package gateway
