@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,17 +16,10 @@ import (
 var sandboxHelper string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cmdgate-gateway-test")
-	if err != nil {
+	var dir string
+	var err error
+	if sandboxHelper, dir, err = testenv.BuildHelper(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sandboxHelper = filepath.Join(dir, linux.HelperName)
-	build := exec.Command("go", "build", "-o", sandboxHelper, "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build %s: %v\n%s", linux.HelperName, err, out)
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,17 +17,10 @@ import (
 var helper string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cmdgate-sandbox-test")
-	if err != nil {
+	var dir string
+	var err error
+	if helper, dir, err = testenv.BuildHelper(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	helper = filepath.Join(dir, linux.HelperName)
-	build := exec.Command("go", "build", "-o", helper, "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build %s: %v\n%s", linux.HelperName, err, out)
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}
 	code := m.Run()

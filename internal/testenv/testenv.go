@@ -1,10 +1,13 @@
 // Package testenv lets tests skip when the machine lacks something they need, except
-// under CI=true, where a missing prerequisite fails the test so CI proves every feature.
+// under CI=true, where a missing prerequisite fails the test so CI proves every feature;
+// and builds the programs tests run for real.
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -29,4 +32,22 @@ func NeedCommand(t testing.TB, name string) string {
 		Skip(t, "%s is not installed: %v", name, err)
 	}
 	return p
+}
+
+// BuildHelper builds the cmdgate-sandbox program from the source under test into a new
+// temporary directory, without cgo as `make build` builds it, for a TestMain. The caller
+// removes the directory it returns.
+func BuildHelper() (path, dir string, err error) {
+	dir, err = os.MkdirTemp("", "cmdgate-sandbox-test")
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(dir, "cmdgate-sandbox")
+	build := exec.Command("go", "build", "-o", path, "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", "", fmt.Errorf("build cmdgate-sandbox: %v\n%s", err, out)
+	}
+	return path, dir, nil
 }
