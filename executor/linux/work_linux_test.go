@@ -1,0 +1,197 @@
+package linux_test
+
+// The positive side of the escape tests: what builds and tests do inside the workspace
+// works in the sandbox, with the results the process backend would give.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/internal/testenv"
+)
+
+func TestWork(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{})
+	if err := os.WriteFile(filepath.Join(ws, "input.txt"), []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		spec   executor.Spec // Dir defaults to the workspace
+		stdout string
+		stderr string
+		exit   int
+	}{
+		{name: "here-doc into the workspace",
+			spec:   executor.Spec{Script: "cat > heredoc.txt <<'EOF'\nline one\nline $two\nEOF\ncat heredoc.txt"},
+			stdout: "line one\nline $two\n"},
+		{name: "read a host file of the workspace", spec: executor.Spec{Script: "cat input.txt"}, stdout: "from the host\n"},
+		{name: "read /etc/passwd", spec: executor.Spec{Script: "grep -c '^root:x:0:0:' /etc/passwd"}, stdout: "1\n"},
+		{name: "list /usr/bin", spec: executor.Spec{Script: "ls /usr/bin | head -n 3 | wc -l"}, stdout: "3\n"},
+		{name: "files in the workspace",
+			spec: executor.Spec{Script: `mkdir -p a/b/c && echo x > a/b/c/f && mv a/b/c/f a/g && ln -s g a/l && ln a/g a/h &&
+printf '#!/bin/sh\necho script ran\n' > s.sh && chmod +x s.sh && ./s.sh && cat a/l a/h && rm -r a && ls`},
+			stdout: "script ran\nx\nx\nheredoc.txt\ninput.txt\ns.sh\nsub\n"},
+		{name: "/tmp, /dev/shm and /dev/null",
+			spec:   executor.Spec{Script: "echo t > /tmp/t && echo s > /dev/shm/s && echo gone > /dev/null && cat /tmp/t /dev/shm/s"},
+			stdout: "t\ns\n"},
+		{name: "HOME is writable", spec: executor.Spec{Script: "echo h > ~/h && cat ~/h && echo $HOME"}, stdout: "h\n/tmp/home\n"},
+		{name: "2>&1", spec: executor.Spec{Script: "{ echo out; echo err >&2; } 2>&1"}, stdout: "out\nerr\n"},
+		{name: "stderr apart", spec: executor.Spec{Script: "echo out; echo err >&2"}, stdout: "out\n", stderr: "err\n"},
+		{name: "stdin", spec: executor.Spec{Script: "cat; echo", Stdin: "typed in"}, stdout: "typed in\n"},
+		{name: "exit code", spec: executor.Spec{Script: "exit 3"}, exit: 3},
+		{name: "killed by a signal", spec: executor.Spec{Script: "kill -TERM $$"}, exit: 143},
+		{name: "direct", spec: executor.Spec{Argv: []string{"echo", "a  b", "$HOME"}, ShellMode: executor.ShellDirect}, stdout: "a  b $HOME\n"},
+		{name: "argv through the shell", spec: executor.Spec{Argv: []string{"printf", "%s|", "a b", "'c'"}}, stdout: "a b|'c'|"},
+		{name: "subdirectory", spec: executor.Spec{Script: "pwd", Dir: filepath.Join(ws, "sub")}, stdout: filepath.Join(ws, "sub") + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := tt.spec
+			if spec.Dir == "" {
+				spec.Dir = ws
+			}
+			spec.Timeout = 20 * time.Second
+			res, err := e.Run(context.Background(), spec)
+			if err != nil {
+				t.Fatalf("Run(%+v): %v", spec, err)
+			}
+			if res.Stdout != tt.stdout || res.ExitCode != tt.exit || !strings.Contains(res.Stderr, tt.stderr) ||
+				tt.stderr == "" && res.Stderr != "" {
+				t.Errorf("Run(%+v) = exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr %q",
+					spec, res.ExitCode, res.Stdout, res.Stderr, tt.exit, tt.stdout, tt.stderr)
+			}
+		})
+	}
+	t.Run("loopback", func(t *testing.T) {
+		// Without network, a command still talks to itself: test servers on 127.0.0.1.
+		if _, err := os.Stat("/usr/bin/python3"); err != nil {
+			testenv.Skip(t, "no /usr/bin/python3 to serve on the sandbox's loopback: %v", err)
+		}
+		res := run(t, e, ws, `/usr/bin/python3 -c '
+import socket
+s = socket.create_server(("127.0.0.1", 0))
+c = socket.create_connection(s.getsockname())
+s.accept()[0].sendall(b"over loopback")
+print(c.recv(100).decode())'`)
+		if res.ExitCode != 0 || res.Stdout != "over loopback\n" {
+			t.Errorf("loopback: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+	})
+	if b, err := os.ReadFile(filepath.Join(ws, "heredoc.txt")); err != nil || string(b) != "line one\nline $two\n" {
+		t.Errorf("the host reads heredoc.txt: %q, %v", b, err)
+	}
+}
+
+func TestWorkErrors(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{})
+	file := filepath.Join(ws, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		spec executor.Spec
+		want error
+	}{
+		{"no such command", executor.Spec{Argv: []string{"cmdgate-no-such-command"}, ShellMode: executor.ShellDirect, Dir: ws},
+			executor.ErrCommandNotFound},
+		// It exists on the host, not in the sandbox.
+		{"the helper's host path", executor.Spec{Argv: []string{helper}, ShellMode: executor.ShellDirect, Dir: ws},
+			executor.ErrCommandNotFound},
+		{"directory outside the workspace", executor.Spec{Script: "true", Dir: t.TempDir()}, executor.ErrInvalidArgument},
+		{"directory /", executor.Spec{Script: "true", Dir: "/"}, executor.ErrInvalidArgument},
+		{"missing directory", executor.Spec{Script: "true", Dir: filepath.Join(ws, "missing")}, executor.ErrNotDirectory},
+		{"directory is a file", executor.Spec{Script: "true", Dir: file}, executor.ErrNotDirectory},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.spec.Timeout = 20 * time.Second
+			res, err := e.Run(context.Background(), tt.spec)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("Run(%+v) = %+v, %v; want %v", tt.spec, res, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestWorkBuilds runs what a coding agent runs: git, a C compiler, make.
+func TestWorkBuilds(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{})
+	tests := []struct {
+		name, script, stdout string
+		need                 string
+	}{
+		{"git", `git -c init.defaultBranch=main init -q repo && cd repo && echo hi > a.txt && git add a.txt &&
+git -c user.email=agent@example.com -c user.name=Agent commit -q -m first && git log --format=%s && git status --short`,
+			"first\n", "git"},
+		{"gcc", `mkdir c && cd c && printf '#include <stdio.h>\nint main(void) { puts("hello from c"); return 0; }\n' > hello.c &&
+gcc -Wall -o hello hello.c && ./hello`, "hello from c\n", "gcc"},
+		{"make", `mkdir m && cd m && printf 'hello: hello.c\n\tcc -o $@ $<\n\ntest: hello\n\t./hello | grep -q "from make" && echo tests passed\n' > Makefile &&
+printf '#include <stdio.h>\nint main(void) { puts("hello from make"); return 0; }\n' > hello.c &&
+make -s && make -s test`, "tests passed\n", "make"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testenv.NeedCommand(t, tt.need)
+			res := run(t, e, ws, tt.script)
+			if res.ExitCode != 0 || res.Stdout != tt.stdout {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want stdout %q", tt.name, res.ExitCode, res.Stdout, res.Stderr, tt.stdout)
+			}
+		})
+	}
+	t.Run("go", func(t *testing.T) {
+		t.Parallel()
+		testenv.NeedCommand(t, "go")
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			t.Fatalf("go env GOROOT: %v", err)
+		}
+		goroot := strings.TrimSpace(string(out))
+		opts := linux.Options{Workspace: ws}
+		if !under(goroot, linux.DefaultReadOnly) {
+			opts.ExtraReadOnly = []string{goroot}
+		}
+		e, _ := newExecutor(t, opts)
+		// A cold cache: the whole standard library the program needs is compiled here.
+		script := `export PATH=` + goroot + `/bin:$PATH GOCACHE=/tmp/gocache GOPATH=/tmp/gopath GOTOOLCHAIN=local GOPROXY=off GOFLAGS= CGO_ENABLED=0
+mkdir hello && cd hello && printf 'package main\n\nfunc main() { println("hello from go") }\n' > main.go &&
+go mod init example.com/hello 2>/dev/null && go build -o hello . && ./hello 2>&1`
+		res, err := e.Run(context.Background(), executor.Spec{Script: script, Dir: ws, Timeout: 90 * time.Second})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if res.ExitCode != 0 || res.Stdout != "hello from go\n" {
+			t.Errorf("go build: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "hello", "hello")); err != nil {
+			t.Errorf("the host does not see the binary: %v", err)
+		}
+	})
+}
+
+// under reports whether p lies in one of dirs.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
