@@ -21,7 +21,9 @@
 // The init then drops every capability for good (bounding and ambient sets, locked
 // securebits, no_new_privs), applies Landlock (ABI 3 or later, or it refuses: read and
 // execute on the system directories, /proc and /dev; write only to the workspace, /tmp,
-// /dev/shm and the harmless devices) and a seccomp filter (mount family, ptrace,
+// /dev/shm and the harmless devices; where the kernel has ABI 6, no abstract unix socket
+// and no signal outside the sandbox, which matters when the command shares the host's
+// network) and a seccomp filter (mount family, ptrace,
 // process_vm_*, bpf, keyctl, kexec, modules, perf_event_open, userfaultfd, setns, new
 // user namespaces, io_uring and more: see internal/seccomp), and only then starts the
 // command, with no descriptor but its standard streams. It stays as pid 1: it reaps,

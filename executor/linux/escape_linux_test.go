@@ -520,6 +520,29 @@ func TestEscapeNetwork(t *testing.T) {
 			t.Errorf("the host listener accepted %d connections; want 1", n)
 		}
 	})
+
+	// Granted network, the host's abstract unix sockets (D-Bus, X11) are in reach of the
+	// network namespace: Landlock's scoping (ABI 6) keeps them out.
+	t.Run("abstract socket with network", func(t *testing.T) {
+		st, err := e.Probe(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Landlock < 6 {
+			testenv.Skip(t, "Landlock ABI %d has no scoping (6)", st.Landlock)
+		}
+		script := "./probe abstract " + abstractName
+		res, err := e.Run(context.Background(), executor.Spec{Script: script, Dir: ws, Network: true, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatalf("Run(%q, network): %v", script, err)
+		}
+		if res.Stdout != "socket OK\nconnect EPERM\n" {
+			t.Errorf("connect to the host's abstract socket @%s with network: stdout %q, stderr %q; want EPERM", abstractName, res.Stdout, res.Stderr)
+		}
+		if n := abstractAccepted(); n != 0 {
+			t.Errorf("the host's abstract socket accepted %d connections", n)
+		}
+	})
 }
 
 // compileProbe compiles testdata/probe.c into ws/probe inside the sandbox.

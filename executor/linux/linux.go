@@ -211,6 +211,9 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 	select {
 	case last = <-s.reports:
 	case <-s.exited:
+		// The init may have reported just before it exited: the report is read to the
+		// end of its pipe, which the init's exit closes.
+		last = <-s.reports
 	}
 	out := wd.Exited(s.streams.Drained())
 	s.streams.Finish(e.cfg.Delay(), &res)

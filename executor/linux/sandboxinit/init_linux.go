@@ -18,6 +18,7 @@ import (
 	"github.com/cmdgate/cmdgate/executor/linux/internal/seccomp"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
@@ -481,7 +482,10 @@ var landlockABI = landlock.V3
 
 // restrictPaths applies Landlock on every thread: reading and executing the system
 // directories, /proc and /dev; writing only the workspace, /tmp, /dev/shm and the
-// harmless devices; listing the root. It returns the ABI version.
+// harmless devices; listing the root. Where the kernel has ABI 6, the sandbox is also
+// scoped: no connecting to abstract unix sockets of the host (D-Bus, X11: reachable when
+// the decision grants the host's network) and no signals to processes outside it. It
+// returns the kernel's ABI version.
 func restrictPaths(cfg wire.Config) (int, error) {
 	var ro []string
 	for _, p := range cfg.ReadOnly {
@@ -500,7 +504,16 @@ func restrictPaths(cfg wire.Config) (int, error) {
 	if err := landlockABI.RestrictPaths(rules...); err != nil {
 		return 0, err
 	}
-	return 3, nil
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0, err
+	}
+	if abi >= 6 {
+		if err := landlock.V6.RestrictScoped(); err != nil {
+			return 0, fmt.Errorf("scope: %w", err)
+		}
+	}
+	return abi, nil
 }
 
 // runCommand starts the command as this init's child and stays as pid 1, reaping every
