@@ -38,6 +38,7 @@ type Executor struct {
 	log       *slog.Logger
 
 	pool      chan *sandbox
+	cgFree    chan *cgroup.Group // empty cgroups of finished commands
 	poolOnce  sync.Once
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -70,6 +71,7 @@ func New(opts Options) (*Executor, error) {
 		cgroups:   cgroup.Detect(),
 		log:       opts.Logger,
 		pool:      make(chan *sandbox, max(opts.Pool, 0)),
+		cgFree:    make(chan *cgroup.Group, 8),
 		stop:      make(chan struct{}),
 	}
 	underRO := func(p string) bool {

@@ -112,15 +112,7 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 		return nil, executor.Internal(what, err)
 	}
 	if e.cgroups.Version() != 0 && !e.limits.zero() {
-		// Names are unique in this process; one left by a process that had this PID
-		// before (and crashed) is skipped.
-		for range 8 {
-			name := fmt.Sprintf("run-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-			if s.cg, err = e.cgroups.New(name, e.limits.cgroup()); !errors.Is(err, fs.ErrExist) {
-				break
-			}
-		}
-		if err != nil {
+		if s.cg, err = e.takeCgroup(); err != nil {
 			return fail("create the command's cgroup", err)
 		}
 		if err := s.cg.Add(cmd.Process.Pid); err != nil {
@@ -158,6 +150,44 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 
 // cgroupSeq numbers the cgroups of this process, across Executors.
 var cgroupSeq atomic.Uint64
+
+// takeCgroup returns an empty cgroup with the Executor's limits: one a finished command
+// left, or a new one.
+func (e *Executor) takeCgroup() (*cgroup.Group, error) {
+	select {
+	case g := <-e.cgFree:
+		return g, nil
+	default:
+	}
+	// Names are unique in this process; one left by a process that had this PID before
+	// (and crashed) is skipped.
+	var err error
+	for range 8 {
+		var g *cgroup.Group
+		name := fmt.Sprintf("run-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+		if g, err = e.cgroups.New(name, e.limits.cgroup()); err == nil {
+			return g, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return nil, err
+}
+
+// putCgroup keeps an empty cgroup for the next command, or removes it.
+func (e *Executor) putCgroup(g *cgroup.Group) {
+	if empty, err := g.Empty(); err == nil && empty {
+		select {
+		case e.cgFree <- g:
+			return
+		default:
+		}
+	}
+	if err := g.Remove(); err != nil {
+		e.log.Error("sandbox: remove a command's cgroup", "err", err)
+	}
+}
 
 // buildTimeout bounds the building of one sandbox (milliseconds when the host is well).
 const buildTimeout = 30 * time.Second
@@ -201,9 +231,7 @@ func (e *Executor) release(s *sandbox) {
 		for range s.reports {
 		}
 		if s.cg != nil {
-			if err := s.cg.Remove(); err != nil {
-				e.log.Error("sandbox: remove a command's cgroup", "err", err)
-			}
+			e.putCgroup(s.cg)
 		}
 	}()
 }
@@ -275,8 +303,8 @@ func (e *Executor) fromPool() *sandbox {
 	}
 }
 
-// Close stops building sandboxes ahead, drops those built and waits for every init the
-// Executor started to be gone. Runs still going are not stopped; call Close after them.
+// Close stops building sandboxes ahead, drops those built, waits for every init the
+// Executor started to be gone and removes the cgroups kept for reuse. Runs still going are not stopped; call Close after them.
 func (e *Executor) Close() error {
 	e.closeOnce.Do(func() { close(e.stop) })
 	for {
@@ -298,6 +326,16 @@ func (e *Executor) Close() error {
 			continue
 		default:
 		}
-		return nil
+		break
+	}
+	var errs []error
+	for {
+		select {
+		case g := <-e.cgFree:
+			errs = append(errs, g.Remove())
+			continue
+		default:
+		}
+		return errors.Join(errs...)
 	}
 }

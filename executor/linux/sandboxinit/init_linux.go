@@ -501,17 +501,17 @@ func restrictPaths(cfg wire.Config) (int, error) {
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
 		landlock.ROFiles("/dev/random", "/dev/urandom").IgnoreIfMissing(),
 	}
-	if err := landlockABI.RestrictPaths(rules...); err != nil {
-		return 0, err
-	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("Landlock is not available: %w", err)
 	}
+	// One ruleset, one all-threads restriction: each costs every thread a signal.
+	ll := landlockABI
 	if abi >= 6 {
-		if err := landlock.V6.RestrictScoped(); err != nil {
-			return 0, fmt.Errorf("scope: %w", err)
-		}
+		ll.Scoped = landlock.V6.Scoped
+	}
+	if err := ll.Restrict(rules...); err != nil {
+		return 0, fmt.Errorf("Landlock ABI %d: %w", abi, err)
 	}
 	return abi, nil
 }

@@ -30,6 +30,9 @@ func (g *Group) Add(pid int) error { return errors.ErrUnsupported }
 // OOMKilled is false: cgroups exist only on Linux.
 func (g *Group) OOMKilled() bool { return false }
 
+// Empty refuses.
+func (g *Group) Empty() (bool, error) { return false, errors.ErrUnsupported }
+
 // Kill refuses: cgroups exist only on Linux.
 func (g *Group) Kill() error { return errors.ErrUnsupported }
 

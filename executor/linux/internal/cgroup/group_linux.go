@@ -137,6 +137,16 @@ func (g *Group) Add(pid int) error {
 	return nil
 }
 
+// Empty reports whether no process is left in the group: a group whose command is over
+// may take the next one (its limits are the same, and reusing it spares the kernel a
+// memory cgroup that dies with pages still charged to it).
+func (g *Group) Empty() (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	pids, err := g.procs()
+	return err == nil && len(pids) == 0, err
+}
+
 // OOMKilled reports whether the kernel's OOM killer killed a process of the group because
 // of its memory limit: memory.events' oom_kill on v2, memory.oom_control's oom_kill on v1
 // (Linux 4.13); on older v1 kernels, whether the group ever hit its limit
