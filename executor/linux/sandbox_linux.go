@@ -225,8 +225,10 @@ func (e *Executor) release(s *sandbox) {
 	s.Kill()
 	s.streams.Abort()
 	e.bg.Add(1)
+	e.releasing.Add(1)
 	go func() {
 		defer e.bg.Done()
+		defer e.releasing.Add(-1)
 		<-s.exited
 		for range s.reports {
 		}
