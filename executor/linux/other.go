@@ -31,3 +31,6 @@ func (*Executor) Probe(context.Context) (Status, error) {
 
 // Close does nothing.
 func (*Executor) Close() error { return nil }
+
+// Workspace is empty.
+func (*Executor) Workspace() string { return "" }
