@@ -5,3 +5,6 @@ package linux
 func (e *Executor) Idle() bool {
 	return len(e.pool) == cap(e.pool) && e.releasing.Load() == 0
 }
+
+// StaleCgroup is staleCgroup.
+var StaleCgroup = staleCgroup

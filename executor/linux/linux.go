@@ -76,6 +76,11 @@ func New(opts Options) (*Executor, error) {
 		cgFree:    make(chan *cgroup.Group, 8),
 		stop:      make(chan struct{}),
 	}
+	// The cgroups of a gateway that crashed are empty (its commands died with it): they
+	// go, but never those of a gateway still running.
+	if err := e.cgroups.RemoveStale(staleCgroup); err != nil {
+		e.log.Warn("sandbox: remove the cgroups of a gateway gone", "err", err)
+	}
 	underRO := func(p string) bool {
 		return slices.ContainsFunc(e.readOnly, func(r string) bool { return within(p, r) })
 	}
@@ -91,6 +96,16 @@ func New(opts Options) (*Executor, error) {
 		e.hide = append(e.hide, p)
 	}
 	return e, nil
+}
+
+// staleCgroup reports whether a cgroup name is one of takeCgroup's ("run-PID-N") whose
+// process is gone.
+func staleCgroup(name string) bool {
+	var pid, n int
+	if _, err := fmt.Sscanf(name, "run-%d-%d", &pid, &n); err != nil || pid <= 0 {
+		return false
+	}
+	return unix.Kill(pid, 0) == unix.ESRCH
 }
 
 // workspace resolves the workspace and refuses one that would expose the system

@@ -633,3 +633,30 @@ func BenchmarkGroup(b *testing.B) {
 		}
 	}
 }
+
+func TestRemoveStale(t *testing.T) {
+	t.Parallel()
+	m := manager(t)
+	groups := map[string]*Group{}
+	for _, suffix := range []string{"-empty", "-busy", "-kept"} {
+		g, err := m.New(groupName(t)+suffix, Limits{Pids: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Remove() })
+		groups[suffix] = g
+	}
+	start(t, groups["-busy"], nil, "sleep", "30")
+	stale := func(name string) bool { return name == groupName(t)+"-empty" || name == groupName(t)+"-busy" }
+	if err := m.RemoveStale(stale); err != nil {
+		t.Fatalf("RemoveStale() error = %v", err)
+	}
+	for suffix, g := range groups {
+		for _, dir := range g.Paths() {
+			_, err := os.Stat(dir)
+			if gone := errors.Is(err, fs.ErrNotExist); gone != (suffix == "-empty") {
+				t.Errorf("%s after RemoveStale: %v; want only the stale empty group gone", dir, err)
+			}
+		}
+	}
+}

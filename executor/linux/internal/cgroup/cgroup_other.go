@@ -38,3 +38,6 @@ func (g *Group) Kill() error { return errors.ErrUnsupported }
 
 // Remove refuses: cgroups exist only on Linux.
 func (g *Group) Remove() error { return errors.ErrUnsupported }
+
+// RemoveStale does nothing.
+func (m *Manager) RemoveStale(func(string) bool) error { return nil }

@@ -376,3 +376,26 @@ func (g *Group) rmdirs() error {
 	}
 	return errors.Join(errs...)
 }
+
+// RemoveStale removes the empty groups that stale reports stale by name: those a
+// crashed gateway left behind. A group that still holds processes is left alone.
+func (m *Manager) RemoveStale(stale func(name string) bool) error {
+	var errs []error
+	for _, h := range m.hierarchies {
+		entries, err := os.ReadDir(h.dir)
+		if err != nil {
+			continue // no group was ever made here
+		}
+		for _, ent := range entries {
+			if !ent.IsDir() || validName(ent.Name()) != nil || !stale(ent.Name()) {
+				continue
+			}
+			err := os.Remove(filepath.Join(h.dir, ent.Name()))
+			if err != nil && !errors.Is(err, unix.EBUSY) && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
