@@ -398,4 +398,3 @@ func (m *Manager) RemoveStale(stale func(name string) bool) error {
 	}
 	return errors.Join(errs...)
 }
-
