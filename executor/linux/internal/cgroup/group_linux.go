@@ -25,8 +25,8 @@ const (
 	freezeTimeout = 100 * time.Millisecond
 )
 
-// New creates the group called name in each hierarchy that carries a limit of l (on v1,
-// not in the others: each costs a mkdir and an rmdir per command) and writes the limits
+// New creates the group called name in each hierarchy that carries a limit of l or the
+// freezer (on v1, not in the others: each costs a mkdir and an rmdir) and writes the limits
 // whose controller is usable (see InForce; the others are left out, not an error). It fails if
 // a limit cannot be written, if name is not a plain file name, or if the group exists:
 // a group is never shared. The group is empty: move the sandbox's init process into it
@@ -43,9 +43,9 @@ func (m *Manager) New(name string, l Limits) (*Group, error) {
 	}
 	g := &Group{name: name, version: m.version, hasKill: m.hasKill}
 	for _, h := range m.hierarchies {
-		// Each hierarchy costs a mkdir and an rmdir per command: only those carrying a
-		// limit are used (a v1 freezer alone is not worth it: Kill works without).
-		if !slices.ContainsFunc(limitControllers, func(c string) bool { return h.has(c) && l.set(c) }) {
+		// Each hierarchy costs a mkdir and an rmdir: only those carrying a limit of l
+		// are used, and the freezer, which makes Kill atomic on v1.
+		if !h.has(freezer) && !slices.ContainsFunc(limitControllers, func(c string) bool { return h.has(c) && l.set(c) }) {
 			continue
 		}
 		dir := filepath.Join(h.dir, name)
