@@ -225,30 +225,27 @@ func gitPath(p string) bool {
 	return strings.HasSuffix(p, "/.git") || strings.Contains(p, "/.git/")
 }
 
-func (b *builder) strings(ss []string) ast.Value {
-	if ss == nil {
+// array converts a list of the document: null when it is absent (nil), [] when empty,
+// else each element's term.
+func array[T any](xs []T, term func(T) *ast.Term) ast.Value {
+	if xs == nil {
 		return ast.InternedNullValue
 	}
-	if len(ss) == 0 {
+	if len(xs) == 0 {
 		return emptyArray.Value
 	}
-	terms := make([]*ast.Term, len(ss))
-	for i, s := range ss {
-		terms[i] = b.string(s)
+	terms := make([]*ast.Term, len(xs))
+	for i, x := range xs {
+		terms[i] = term(x)
 	}
 	return ast.NewArray(terms...)
 }
 
+func (b *builder) strings(ss []string) ast.Value { return array(ss, b.string) }
+
 func (b *builder) operands(ops []parse.Operand) ast.Value {
-	if ops == nil {
-		return ast.InternedNullValue
-	}
-	if len(ops) == 0 {
-		return emptyArray.Value
-	}
-	terms := make([]*ast.Term, len(ops))
-	for i, o := range ops {
-		terms[i] = b.term(ast.NewObject(
+	return array(ops, func(o parse.Operand) *ast.Term {
+		return b.term(ast.NewObject(
 			b.str(kText, o.Text),
 			b.str(kPath, o.Path),
 			boolean(kInsideWorkspace, o.InsideWorkspace),
@@ -256,20 +253,12 @@ func (b *builder) operands(ops []parse.Operand) ast.Value {
 			boolean(kGlob, o.Glob),
 			number(kArgi, o.Argi),
 		))
-	}
-	return ast.NewArray(terms...)
+	})
 }
 
 func (b *builder) redirects(rs []parse.Redirect) ast.Value {
-	if rs == nil {
-		return ast.InternedNullValue
-	}
-	if len(rs) == 0 {
-		return emptyArray.Value
-	}
-	terms := make([]*ast.Term, len(rs))
-	for i, r := range rs {
-		terms[i] = b.term(ast.NewObject(
+	return array(rs, func(r parse.Redirect) *ast.Term {
+		return b.term(ast.NewObject(
 			b.str(kOp, r.Op),
 			number(kFd, r.Fd),
 			b.str(kTarget, r.Target),
@@ -279,8 +268,7 @@ func (b *builder) redirects(rs []parse.Redirect) ast.Value {
 			boolean(kDynamic, r.Dynamic),
 			b.str(kBody, r.Body),
 		))
-	}
-	return ast.NewArray(terms...)
+	})
 }
 
 func (b *builder) env(env map[string]string) ast.Value {
@@ -350,15 +338,8 @@ func buildPos(p parse.Pos) ast.Value {
 }
 
 func (b *builder) assignments(as []parse.Assignment) ast.Value {
-	if as == nil {
-		return ast.InternedNullValue
-	}
-	if len(as) == 0 {
-		return emptyArray.Value
-	}
-	terms := make([]*ast.Term, len(as))
-	for i, a := range as {
-		terms[i] = b.term(ast.NewObject(
+	return array(as, func(a parse.Assignment) *ast.Term {
+		return b.term(ast.NewObject(
 			b.str(kName, a.Name),
 			b.str(kValue, a.Value),
 			boolean(kDynamic, a.Dynamic),
@@ -367,8 +348,7 @@ func (b *builder) assignments(as []parse.Assignment) ast.Value {
 			b.item(kContext, contextValue(a.Context)),
 			b.item(kPos, posValue(a.Pos)),
 		))
-	}
-	return ast.NewArray(terms...)
+	})
 }
 
 func features(f parse.Features) ast.Value {

@@ -9,14 +9,14 @@ import (
 
 func TestEnviron(t *testing.T) {
 	t.Parallel()
-	cfg := wire.Config{Workspace: "/work/ws"}
+	cfg := wire.Config{Workspace: "/ws/proj"}
 	for _, tc := range []struct {
 		env, want []string
 	}{
 		{[]string{"HOME=/root", "PATH=/usr/bin"}, []string{"PATH=/usr/bin", "HOME=" + home}},
-		{[]string{"HOME=/work/ws/.home"}, []string{"HOME=/work/ws/.home"}},
-		{[]string{"HOME=/work/ws/../other"}, []string{"HOME=" + home}},
-		{[]string{"HOME=/work/wsx"}, []string{"HOME=" + home}},
+		{[]string{"HOME=/ws/proj/.home"}, []string{"HOME=/ws/proj/.home"}},
+		{[]string{"HOME=/ws/proj/../other"}, []string{"HOME=" + home}},
+		{[]string{"HOME=/ws/projx"}, []string{"HOME=" + home}},
 		{[]string{"TMPDIR=/var/tmp", "A=1"}, []string{"A=1", "HOME=" + home}},
 		{[]string{"TMPDIR=/tmp/x", "HOME=/tmp/h"}, []string{"TMPDIR=/tmp/x", "HOME=/tmp/h"}},
 		{nil, []string{"HOME=" + home}},
