@@ -471,17 +471,7 @@ func TestKill(t *testing.T) {
 		}
 		return true
 	})
-	if err := g.Kill(); err != nil {
-		t.Fatalf("Kill() error = %v", err)
-	}
-	for dir, pids := range procs(t, g) {
-		if len(pids) != 0 {
-			t.Errorf("%s/cgroup.procs after Kill = %v, want none", dir, pids)
-		}
-	}
-	if err := c.wait(t, 10*time.Second); !killedBySIGKILL(err) {
-		t.Errorf("the shell: %v, want killed by SIGKILL", err)
-	}
+	killAll(t, g, c)
 	if g.freezer != "" {
 		if s := file(t, g, "freezer.state"); m.Version() == 1 && s != "THAWED" {
 			t.Errorf("freezer.state after Kill = %q, want THAWED", s)
@@ -508,17 +498,7 @@ func TestKillChurn(t *testing.T) {
 		}
 		return true
 	})
-	if err := g.Kill(); err != nil {
-		t.Fatalf("Kill() error = %v", err)
-	}
-	for dir, pids := range procs(t, g) {
-		if len(pids) != 0 {
-			t.Errorf("%s/cgroup.procs after Kill = %v, want none", dir, pids)
-		}
-	}
-	if err := c.wait(t, 10*time.Second); !killedBySIGKILL(err) {
-		t.Errorf("the shell: %v, want killed by SIGKILL", err)
-	}
+	killAll(t, g, c)
 }
 
 func TestFreeze(t *testing.T) {
@@ -658,5 +638,21 @@ func TestRemoveStale(t *testing.T) {
 				t.Errorf("%s after RemoveStale: %v; want only the stale empty group gone", dir, err)
 			}
 		}
+	}
+}
+
+// killAll kills g and checks that it is empty and that c, its shell, died by SIGKILL.
+func killAll(t *testing.T, g *Group, c *child) {
+	t.Helper()
+	if err := g.Kill(); err != nil {
+		t.Fatalf("Kill() error = %v", err)
+	}
+	for dir, pids := range procs(t, g) {
+		if len(pids) != 0 {
+			t.Errorf("%s/cgroup.procs after Kill = %v, want none", dir, pids)
+		}
+	}
+	if err := c.wait(t, 10*time.Second); !killedBySIGKILL(err) {
+		t.Errorf("the shell: %v, want killed by SIGKILL", err)
 	}
 }
