@@ -60,10 +60,40 @@ type jsonParser struct {
 	maxDepth int
 	stack    []jsonMember // members of the arrays and objects being parsed
 	arena    []jsonMember // finished members are carved from here, fewer allocations
+	reuse    bool         // take arenas from arenaPool and list them in chunks
+	chunks   jsonArenas
+}
+
+// jsonArenas are the arenas a parsed document's members live in. Once the document is
+// no longer needed, release hands them back for the next parse: a record's input is
+// parsed, masked and encoded on every append, and its members are most of what an
+// append allocates.
+type jsonArenas []*[]jsonMember
+
+// arenaPool holds the arenas of released documents.
+var arenaPool sync.Pool
+
+func (a jsonArenas) release() {
+	for _, c := range a {
+		clear((*c)[:cap(*c)]) // keep no strings of the released document alive
+		*c = (*c)[:0]
+		arenaPool.Put(c)
+	}
 }
 
 // parseJSON parses exactly one JSON value (surrounding whitespace allowed).
 func parseJSON(data []byte, maxDepth int) (jsonValue, error) {
+	v, _, err := parseJSONWith(data, maxDepth, false)
+	return v, err
+}
+
+// parseJSONReusing is parseJSON with arenas taken from arenaPool: the caller releases
+// them once it is done with the value (and every slice of it).
+func parseJSONReusing(data []byte, maxDepth int) (jsonValue, jsonArenas, error) {
+	return parseJSONWith(data, maxDepth, true)
+}
+
+func parseJSONWith(data []byte, maxDepth int, reuse bool) (jsonValue, jsonArenas, error) {
 	if !utf8.Valid(data) {
 		// Locate the first bad byte for the message.
 		off := 0
@@ -74,26 +104,28 @@ func parseJSON(data []byte, maxDepth int) (jsonValue, error) {
 			}
 			off += n
 		}
-		return jsonValue{}, &jsonSyntaxError{off, "invalid UTF-8"}
+		return jsonValue{}, nil, &jsonSyntaxError{off, "invalid UTF-8"}
 	}
 	p := parserPool.Get().(*jsonParser)
 	defer func() {
 		clear(p.stack)
 		p.stack = p.stack[:0]
-		p.arena = nil // owned by the returned value now
+		p.arena, p.chunks = nil, nil // owned by the returned value now
 		parserPool.Put(p)
 	}()
-	p.data, p.pos, p.depth, p.maxDepth = string(data), 0, 0, maxDepth
+	p.data, p.pos, p.depth, p.maxDepth, p.reuse = string(data), 0, 0, maxDepth, reuse
 	p.skipSpace()
 	v, err := p.value()
+	if err == nil {
+		if p.skipSpace(); p.pos != len(p.data) {
+			err = p.errorf("unexpected data after the JSON value")
+		}
+	}
 	if err != nil {
-		return jsonValue{}, err
+		p.chunks.release()
+		return jsonValue{}, nil, err
 	}
-	p.skipSpace()
-	if p.pos != len(p.data) {
-		return jsonValue{}, p.errorf("unexpected data after the JSON value")
-	}
-	return v, nil
+	return v, p.chunks, nil
 }
 
 var parserPool = sync.Pool{New: func() any { return &jsonParser{stack: make([]jsonMember, 0, 64)} }}
@@ -223,7 +255,7 @@ func (p *jsonParser) pop(base int) []jsonMember {
 	if cap(p.arena)-len(p.arena) < n {
 		// A member takes at least 2 bytes of JSON ("1,"), usually far more: size the
 		// first arena for a typical density, later ones by doubling.
-		p.arena = make([]jsonMember, 0, max(n, len(p.data)/12+8, 2*cap(p.arena)))
+		p.arena = p.newArena(max(n, len(p.data)/12+8, 2*cap(p.arena)))
 	}
 	start := len(p.arena)
 	p.arena = p.arena[:start+n]
@@ -232,6 +264,19 @@ func (p *jsonParser) pop(base int) []jsonMember {
 	clear(p.stack[base:])
 	p.stack = p.stack[:base]
 	return kids
+}
+
+func (p *jsonParser) newArena(size int) []jsonMember {
+	if !p.reuse {
+		return make([]jsonMember, 0, size)
+	}
+	c, _ := arenaPool.Get().(*[]jsonMember)
+	if c == nil || cap(*c) < size {
+		a := make([]jsonMember, 0, size) // a pooled arena too small is left to the GC
+		c = &a
+	}
+	p.chunks = append(p.chunks, c)
+	return *c
 }
 
 // membersSorted reports whether the keys are strictly increasing (sorted, no
@@ -487,11 +532,36 @@ func formatNumber(f float64) string {
 // sortMembers orders object members by their keys as RFC 8785 section 3.2.3 requires:
 // by UTF-16 code units.
 func sortMembers(m []jsonMember) {
-	if len(m) < 2 {
+	n := len(m)
+	if n < 2 {
 		return
 	}
-	slices.SortFunc(m, func(a, b jsonMember) int { return compareUTF16(a.key, b.key) })
+	if n > maxSmallObject {
+		slices.SortFunc(m, func(a, b jsonMember) int { return compareUTF16(a.key, b.key) })
+		return
+	}
+	// Objects are small: sort their positions (an insertion sort), then move each
+	// member once, rather than swapping members about.
+	var idx [maxSmallObject]uint8
+	for i := range n {
+		idx[i] = uint8(i)
+	}
+	for i := 1; i < n; i++ {
+		x, j := idx[i], i
+		for ; j > 0 && compareUTF16(m[idx[j-1]].key, m[x].key) > 0; j-- {
+			idx[j] = idx[j-1]
+		}
+		idx[j] = x
+	}
+	var tmp [maxSmallObject]jsonMember
+	copy(tmp[:n], m)
+	for i := range n {
+		m[i] = tmp[idx[i]]
+	}
 }
+
+// maxSmallObject is the most members sortMembers sorts by position.
+const maxSmallObject = 48
 
 // compareUTF16 compares two valid UTF-8 strings by their UTF-16 code units. That order
 // equals byte order except between a supplementary character (4 bytes in UTF-8, a
@@ -503,6 +573,9 @@ func compareUTF16(a, b string) int {
 	}
 	if i == len(a) || i == len(b) {
 		return len(a) - len(b)
+	}
+	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return int(a[i]) - int(b[i])
 	}
 	// Back up to the start of the rune that differs.
 	for i > 0 && !utf8.RuneStart(a[i]) {

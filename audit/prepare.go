@@ -93,14 +93,16 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 
 	// Mask: first pass over every part, collecting the secret values it finds...
 	var st maskState
-	input, err := s.parseDoc("input", r.Input)
+	input, inputArenas, err := s.parseDoc("input", r.Input)
 	if err != nil {
 		return nil, err
 	}
-	detail, err := s.parseDoc("detail", r.Detail)
+	defer inputArenas.release()
+	detail, detailArenas, err := s.parseDoc("detail", r.Detail)
 	if err != nil {
 		return nil, err
 	}
+	defer detailArenas.release()
 	if input != nil {
 		s.masker.walk(input, &st)
 	}
@@ -232,22 +234,23 @@ func stringLeaves(v *jsonValue, dst []string) []string {
 	return dst
 }
 
-// parseDoc parses an Input or Detail document; nil for an absent or null one.
-func (s *Store) parseDoc(field string, raw json.RawMessage) (*jsonValue, error) {
+// parseDoc parses an Input or Detail document; nil for an absent or null one. The
+// caller releases the arenas once done with the value.
+func (s *Store) parseDoc(field string, raw json.RawMessage) (*jsonValue, jsonArenas, error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if len(raw) > s.opts.MaxInputBytes {
-		return nil, &RecordError{field, fmt.Sprintf("%d bytes, more than the limit of %d", len(raw), s.opts.MaxInputBytes)}
+		return nil, nil, &RecordError{field, fmt.Sprintf("%d bytes, more than the limit of %d", len(raw), s.opts.MaxInputBytes)}
 	}
-	v, err := parseJSON(raw, maxJSONDepth)
+	v, arenas, err := parseJSONReusing(raw, maxJSONDepth)
 	if err != nil {
-		return nil, &RecordError{field, "not valid JSON: " + err.Error()}
+		return nil, nil, &RecordError{field, "not valid JSON: " + err.Error()}
 	}
 	if v.kind == jsonNull {
-		return nil, nil
+		return nil, arenas, nil
 	}
-	return &v, nil
+	return &v, arenas, nil
 }
 
 // checkText refuses invalid UTF-8, NUL bytes and over-long values. The message never

@@ -103,13 +103,15 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			stopping = true
 		}
 		batch = s.fill(batch)
-		// After a large batch, its appenders are preparing their next records: give
-		// them a moment to queue them rather than paying an fsync for a few. After a
-		// batch of one (a lone appender) nobody is expected: commit at once.
-		if !stopping && last > 1 && len(batch) < last/2 {
+		// After a batch of several, more appenders are on their way (the last ones are
+		// preparing their next records): give them a moment to queue rather than paying
+		// a commit for a few. A commit costs far more than a record, so aiming at twice
+		// the last batch lets batches grow while the load lasts; the wait is bounded, and
+		// after a batch of one (a lone appender) the writer commits at once.
+		if target := min(max(2*last, 8), s.opts.MaxBatch); !stopping && last > 1 && len(batch) < target {
 			wait.Reset(groupWait)
 		collect:
-			for len(batch) < last && len(batch) < s.opts.MaxBatch {
+			for len(batch) < target {
 				select {
 				case r := <-s.queue:
 					batch = append(batch, r)
@@ -135,7 +137,7 @@ func (s *Store) run(ctx context.Context, w *writer) {
 }
 
 // groupWait bounds how long the writer waits for a batch to fill (run).
-const groupWait = 200 * time.Microsecond
+const groupWait = time.Millisecond
 
 // fill adds what is queued to the batch, without waiting, up to MaxBatch.
 func (s *Store) fill(batch []*appendReq) []*appendReq {

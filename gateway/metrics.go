@@ -16,6 +16,7 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	decisions     *prometheus.CounterVec   // action, rule
+	decisionCache *prometheus.CounterVec   // result
 	execDuration  prometheus.Histogram     // seconds
 	auditAppend   prometheus.Histogram     // seconds
 	auditFailures *prometheus.CounterVec   // kind
@@ -33,6 +34,10 @@ func newMetrics() *metrics {
 			Name: "cmdgate_decisions_total",
 			Help: "Policy decisions by action and by rule among their reasons (rule \"\" when a decision has no reason).",
 		}, []string{"action", "rule"}),
+		decisionCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdgate_decision_cache_total",
+			Help: "Decisions answered from the decision cache (hit) or evaluated (miss); none while the cache is off.",
+		}, []string{"result"}),
 		execDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "cmdgate_exec_duration_seconds",
 			Help:    "Wall time of executed commands.",
@@ -69,7 +74,7 @@ func newMetrics() *metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"path"}),
 	}
-	m.reg.MustRegister(m.decisions, m.execDuration, m.auditAppend, m.auditFailures, m.inFlight,
+	m.reg.MustRegister(m.decisions, m.decisionCache, m.execDuration, m.auditAppend, m.auditFailures, m.inFlight,
 		m.authFailures, m.reloads, m.requests, m.requestTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

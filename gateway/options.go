@@ -28,6 +28,7 @@ const (
 	DefaultIdleTimeout      = 2 * time.Minute
 	DefaultReloadDebounce   = 250 * time.Millisecond
 	DefaultProfile          = "default"
+	DefaultDecisionCache    = 10000
 	DefaultTask             = "default"
 )
 
@@ -56,6 +57,11 @@ type Options struct {
 	// Policy is the policy configuration (the allowlist and the answers for unknown
 	// and dynamic commands); the zero value is the default configuration.
 	Policy policies.Config
+	// DecisionCache is how many decisions the engine remembers by input document
+	// (request id aside), answering a repeated command without evaluating the policy
+	// again (policies.WithDecisionCache); default DefaultDecisionCache, -1 turns it
+	// off. A bundle whose decisions could differ for the same document is never cached.
+	DecisionCache int
 	// Profile is the policy profile every request is decided under (request.profile of
 	// the policy input); default "default".
 	Profile string
@@ -141,6 +147,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BodyLimit == 0 {
 		o.BodyLimit = DefaultBodyLimit
+	}
+	switch {
+	case o.DecisionCache == 0:
+		o.DecisionCache = DefaultDecisionCache
+	case o.DecisionCache < -1:
+		errs = append(errs, fmt.Errorf("decision cache %d: want -1 (off), 0 (default) or more", o.DecisionCache))
 	}
 	if o.MaxScriptBytes == 0 {
 		o.MaxScriptBytes = DefaultMaxScriptBytes

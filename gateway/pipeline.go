@@ -81,12 +81,21 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 	}
 	ri.decision = decision.Action
 	s.metrics.decisions.WithLabelValues(decision.Action, decisiveRule(decision)).Inc()
+	if size, _ := s.engine.DecisionCache(); size > 0 {
+		s.metrics.decisionCache.WithLabelValues(cacheResult(decision.Cached)).Inc()
+	}
 
 	input, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
-	detail, _ := json.Marshal(map[string]string{"endpoint": endpoint, "remote_addr": c.RealIP(), "sandbox": s.sandbox})
+	dm := map[string]string{"endpoint": endpoint, "remote_addr": c.RealIP(), "sandbox": s.sandbox}
+	if decision.Cached {
+		// The policy gave this decision to the same document before, under the same
+		// revision; it was not evaluated again.
+		dm["decision_cache"] = "hit"
+	}
+	detail, _ := json.Marshal(dm)
 	rec, err := s.append(ctx, audit.Record{
 		Kind:      audit.KindDecision,
 		Principal: audit.Principal{Name: ri.token.Name, Role: string(ri.token.Role)},
@@ -270,6 +279,13 @@ func decisiveRule(d policies.Decision) string {
 		return d.Reasons[0].Rule
 	}
 	return ""
+}
+
+func cacheResult(hit bool) string {
+	if hit {
+		return "hit"
+	}
+	return "miss"
 }
 
 func apiReasons(rs []policies.Reason) []Reason {

@@ -39,6 +39,7 @@ func (s *Server) reload(ctx context.Context, trigger string) error {
 	if err != nil {
 		return fmt.Errorf("reload policy: %w", err)
 	}
+	s.logDecisionCache()
 	return nil
 }
 

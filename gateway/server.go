@@ -103,6 +103,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load policy: %w", loadErr)
 	}
 	s.engine = engine
+	s.logDecisionCache()
 	if opts.PolicyDir != "" && !opts.NoWatch {
 		w, err := newWatcher(opts.PolicyDir, opts.ReloadDebounce, s.reloadFromWatch, s.log)
 		if err != nil {
@@ -124,8 +125,16 @@ func closeRunner(r executor.Executor) error {
 	return nil
 }
 
+// logDecisionCache warns when a decision cache was asked for but the bundle cannot
+// have one.
+func (s *Server) logDecisionCache() {
+	if size, why := s.engine.DecisionCache(); size == 0 && why != "" {
+		s.log.Warn("decision cache off for this policy bundle", "reason", why)
+	}
+}
+
 func (s *Server) policyOptions() []policies.Option {
-	opts := []policies.Option{policies.WithConfig(s.opts.Policy)}
+	opts := []policies.Option{policies.WithConfig(s.opts.Policy), policies.WithDecisionCache(max(s.opts.DecisionCache, 0))}
 	if s.opts.PolicyDir != "" {
 		opts = append(opts, policies.WithDir(s.opts.PolicyDir))
 	}

@@ -9,6 +9,9 @@ type Decision struct {
 	Sandbox Sandbox  `json:"sandbox"`
 	// Revision is Engine.Revision at the time of the decision.
 	Revision string `json:"revision"`
+	// Cached is true when the decision came from the decision cache: the policy gave it
+	// to the same input document before, under the same revision.
+	Cached bool `json:"-"`
 }
 
 // Reason is one finding of the policy.

@@ -49,6 +49,9 @@ type state struct {
 	files     []File
 	config    Config
 	effective Allowlist
+	cache     *decisionCache // nil when off
+	cacheSize int
+	cacheWhy  string // why the cache is off for this bundle, "" when it is on or not asked for
 }
 
 // Option configures New and Reload.
@@ -60,6 +63,7 @@ type options struct {
 	source  string
 	display string
 	config  Config
+	cache   int
 }
 
 // WithDir loads the bundle from a directory instead of the embedded default bundle.
@@ -79,6 +83,15 @@ func WithFS(fsys fs.FS, root string) Option {
 // WithConfig sets the policy configuration (the default is Config{}).
 func WithConfig(cfg Config) Option {
 	return func(o *options) { o.config = cfg }
+}
+
+// WithDecisionCache keeps the decisions of the last size distinct input documents
+// (request ids aside) and answers a repeated document from there instead of
+// evaluating the policy again. The cache stays off, whatever the size, for a bundle
+// whose decisions could differ for the same input: see Engine.DecisionCache. 0, the
+// default, turns it off.
+func WithDecisionCache(size int) Option {
+	return func(o *options) { o.cache = size }
 }
 
 func buildOptions(opts []Option) options {
@@ -118,6 +131,9 @@ func load(ctx context.Context, o options) (*state, error) {
 	if err := o.config.Validate(); err != nil {
 		return nil, err
 	}
+	if o.cache < 0 {
+		return nil, fmt.Errorf("decision cache size %d: want 0 (off) or more", o.cache)
+	}
 	b, err := loadBundle(o.fsys, o.root, o.source, o.display)
 	if err != nil {
 		return nil, err
@@ -144,6 +160,11 @@ func load(ctx context.Context, o options) (*state, error) {
 	}
 	if eff != nil {
 		s.effective = allowlistFrom(eff)
+	}
+	if o.cache > 0 {
+		if s.cacheWhy = uncacheable(b.compiler); s.cacheWhy == "" {
+			s.cache, s.cacheSize = newDecisionCache(o.cache), o.cache
+		}
 	}
 	return s, nil
 }
@@ -289,8 +310,33 @@ func (e *Engine) Snapshot() Snapshot {
 // when evaluation fails, the policy gives no decision, or the decision is malformed, the
 // decision is a deny whose reason says why (rules engine.error, engine.undefined,
 // engine.malformed) and the error is returned too.
+//
+// With a decision cache (WithDecisionCache), a document already decided under the
+// same bundle and configuration gets the decision it got then, with Cached set.
 func (e *Engine) Decide(ctx context.Context, doc *parse.Document) (Decision, error) {
-	return e.decide(ctx, InputValue(doc))
+	s := e.state.Load()
+	if s.cache == nil || doc == nil {
+		return e.decideIn(ctx, s, InputValue(doc))
+	}
+	k, err := cacheKey(doc)
+	if err != nil {
+		return e.decideIn(ctx, s, InputValue(doc))
+	}
+	if d, ok := s.cache.get(k); ok {
+		return d, nil
+	}
+	d, err := e.decideIn(ctx, s, InputValue(doc))
+	if err == nil {
+		s.cache.add(k, d)
+	}
+	return d, err
+}
+
+// DecisionCache reports the decision cache of the loaded bundle: its size (0 when it
+// is off) and, when a size was asked for but the bundle cannot be cached, why not.
+func (e *Engine) DecisionCache() (size int, why string) {
+	s := e.state.Load()
+	return s.cacheSize, s.cacheWhy
 }
 
 // DecideInput is Decide on a raw input document (any JSON-like value), for rule
@@ -301,14 +347,13 @@ func (e *Engine) DecideInput(ctx context.Context, input any) (Decision, error) {
 		s := e.state.Load()
 		return failClosed(s.revision, "engine.error", fmt.Errorf("convert input: %w", err))
 	}
-	return e.decide(ctx, v)
+	return e.decideIn(ctx, e.state.Load(), v)
 }
 
 // noMetrics spares each evaluation the metrics it would otherwise collect and drop.
 var noMetrics = metrics.NoOp()
 
-func (e *Engine) decide(ctx context.Context, input ast.Value) (Decision, error) {
-	s := e.state.Load()
+func (e *Engine) decideIn(ctx context.Context, s *state, input ast.Value) (Decision, error) {
 	rs, err := s.query.Eval(ctx, rego.EvalParsedInput(input), rego.EvalMetrics(noMetrics))
 	if err != nil {
 		return failClosed(s.revision, "engine.error", fmt.Errorf("evaluate %s: %w", decisionQuery, err))

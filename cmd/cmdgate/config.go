@@ -52,6 +52,7 @@ import (
 //	  reload_debounce: 250ms
 //	  profile: default          # request.profile of every decision
 //	  max_script_bytes: 65536   # larger scripts are refused
+//	  decision_cache: 10000     # decisions remembered by input document (request id aside); -1 off
 //	  allowed_commands:
 //	    use_default: true       # the categories of seed 001 6.3.1-6.3.6
 //	    additional: []          # entries added ("tool" or "tool subcommand")
@@ -163,6 +164,7 @@ type PolicyConfig struct {
 	ReloadDebounce  time.Duration `yaml:"reload_debounce"`
 	Profile         string        `yaml:"profile"`
 	MaxScriptBytes  int           `yaml:"max_script_bytes"`
+	DecisionCache   int           `yaml:"decision_cache"`
 }
 
 // ExecConfig is the `exec:` section, mapped onto executor.Config.
@@ -321,6 +323,7 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.Policy = c.Policy.Config
 	opts.Profile = c.Policy.Profile
 	opts.MaxScriptBytes = c.Policy.MaxScriptBytes
+	opts.DecisionCache = c.Policy.DecisionCache
 	opts.NoWatch = c.Policy.Watch != nil && !*c.Policy.Watch
 	opts.ReloadDebounce = c.Policy.ReloadDebounce
 	opts.Executor = c.Exec.executor()

@@ -34,11 +34,16 @@ input_finding := lib.request_finding("deny", "input.parse_error", msg) if {
 	is_object(e)
 	msg := sprintf("line %v, column %v: %v", [e.line, e.col, e.message])
 } else := lib.request_finding("deny", "input.empty", "the input has no commands list") if {
-	# object.get keeps the reference defined: OPA evaluates an undefined argument
-	# outside a negation, so `not is_array(input.commands)` would be undefined too.
-	not is_array(object.get(input, "commands", null))
+	# A rule of its own keeps the negation defined when input.commands is undefined.
+	not commands_listed
 } else := lib.request_finding("deny", "input.empty", "the script has no command to run") if {
 	count(input.commands) == 0
 } else := lib.request_finding("deny", "input.workspace", "the request has no absolute workspace") if {
-	not startswith(object.get(object.get(input, "request", {}), "workspace", ""), "/")
+	not absolute_workspace
 }
+
+# The checks name the fields they read, never the whole input or input.request: the
+# engine's decision cache relies on no rule reading input.request.id.
+commands_listed if is_array(input.commands)
+
+absolute_workspace if startswith(input.request.workspace, "/")
