@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits on what one record may hold. Input and Detail have their own, configurable
@@ -141,11 +142,11 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	// The canonical form is rarely longer than the document it came from.
 	if input != nil {
 		p.rec.Input = appendCanonical(make([]byte, 0, len(r.Input)+64), input)
-		f.input = string(p.rec.Input)
+		f.input = bytesString(p.rec.Input)
 	}
 	if detail != nil {
 		p.rec.Detail = appendCanonical(make([]byte, 0, len(r.Detail)+64), detail)
-		f.detail = string(p.rec.Detail)
+		f.detail = bytesString(p.rec.Detail)
 	}
 	f.reasons = string(appendCanonicalReasons(nil, p.rec.Reasons))
 	f.execution = string(appendCanonicalExecution(nil, p.rec.Execution))
@@ -209,6 +210,11 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	scratchPool.Put(sc)
 	return p, nil
 }
+
+// bytesString is b as a string without a copy. prepare uses it for the canonical
+// fields, which the writer hashes and inserts before Append returns the record that
+// holds b: nothing changes b while the string is in use.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // scratch is reusable memory for prepare.
 type scratch struct {

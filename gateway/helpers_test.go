@@ -212,3 +212,13 @@ func testGauge(t testing.TB, g interface{ Write(*dto.Metric) error }) float64 {
 	}
 	return m.GetGauge().GetValue()
 }
+
+// testCounter reads a counter's value.
+func testCounter(t testing.TB, c interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -171,13 +172,30 @@ type errorJSON struct {
 // writeJSON answers v as JSON without HTML escaping (command output shows < > & as
 // they are).
 func writeJSON(c echo.Context, status int, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	b := getBuffer()
+	defer putBuffer(b)
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode answer: %w", err)
 	}
 	return c.Blob(status, echo.MIMEApplicationJSON, b.Bytes())
+}
+
+// buffers holds the buffers answers and audit inputs are encoded into: every request
+// needs one or two, for the time of a write or an append.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer {
+	b := buffers.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 { // a huge answer's buffer is left to the GC
+		buffers.Put(b)
+	}
 }
 
 func (s *Server) handleHealth(c echo.Context) error {

@@ -36,7 +36,8 @@ type decided struct {
 	doc      *parse.Document
 	decision policies.Decision
 	reasons  []Reason
-	record   audit.Record // the decision record as stored
+	record   audit.Record    // the decision record as stored
+	commands json.RawMessage // doc.Commands encoded, when remembered
 }
 
 // executionRecordTimeout bounds the append of an execution record, which must not
@@ -63,18 +64,16 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 		return nil, err
 	}
 	popts := parse.Options{Cwd: cwd, Workspace: s.ws.Root(), ShellMode: string(req.ShellMode), MaxBytes: s.opts.MaxScriptBytes}
-	var doc *parse.Document
-	if req.Argv != nil {
-		doc = parse.Argv(req.Argv, popts)
-	} else {
-		doc = parse.Script(req.Script, popts)
-	}
-	doc.Principal = parse.Principal{Name: ri.token.Name, Role: string(ri.token.Role)}
+	doc, memo := s.parseRequest(req, popts, parse.Principal{Name: ri.token.Name, Role: string(ri.token.Role)})
 	doc.Request.ID = ri.id
-	doc.Request.Task = req.Task
-	doc.Request.Profile = s.opts.Profile
 
-	decision, derr := s.engine.Decide(ctx, doc)
+	var decision policies.Decision
+	var derr error
+	if memo != nil {
+		decision, derr = s.engine.DecideKeyed(ctx, doc, memo.key)
+	} else {
+		decision, derr = s.engine.Decide(ctx, doc)
+	}
 	if derr != nil {
 		// Decide denied (fail closed); the reason says why. Log the cause here.
 		ri.log.Warn("policy evaluation failed: denying", "error", derr.Error())
@@ -85,7 +84,16 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 		s.metrics.decisionCache.WithLabelValues(cacheResult(decision.Cached)).Inc()
 	}
 
-	input, err := json.Marshal(doc)
+	// The input is encoded into a pooled buffer: Append is done with it when it returns.
+	buf := getBuffer()
+	defer putBuffer(buf)
+	var input []byte
+	if memo != nil {
+		input, err = memo.appendInput(buf.AvailableBuffer(), doc.Principal, doc.Request)
+	} else {
+		err = json.NewEncoder(buf).Encode(doc)
+		input = buf.Bytes()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
@@ -115,7 +123,11 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 		return nil, &Error{Code: CodeUnavailable, Err: err,
 			Message: "the audit log cannot record the decision, so nothing was run: retry later"}
 	}
-	return &decided{req: req, cwd: cwd, doc: doc, decision: decision, reasons: apiReasons(decision.Reasons), record: rec}, nil
+	d := &decided{req: req, cwd: cwd, doc: doc, decision: decision, reasons: apiReasons(decision.Reasons), record: rec}
+	if memo != nil {
+		d.commands = memo.commands
+	}
+	return d, nil
 }
 
 // append appends a record, timing it.
@@ -135,7 +147,7 @@ type decideAnswer struct {
 	DecisionID string           `json:"decision_id"`
 	Revision   string           `json:"revision"`
 	Reasons    []Reason         `json:"reasons"`
-	Commands   []parse.Command  `json:"commands"`
+	Commands   any              `json:"commands"` // []parse.Command, or their JSON`
 	ParseError *parse.Error     `json:"parse_error,omitempty"`
 	Sandbox    policies.Sandbox `json:"sandbox"`
 }
@@ -147,9 +159,13 @@ func (s *Server) handleDecide(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	var commands any = d.doc.Commands
+	if d.commands != nil {
+		commands = d.commands
+	}
 	return writeJSON(c, http.StatusOK, decideAnswer{
 		Decision: d.decision.Action, DecisionID: d.record.ID, Revision: d.decision.Revision,
-		Reasons: d.reasons, Commands: d.doc.Commands, ParseError: d.doc.Error, Sandbox: d.decision.Sandbox,
+		Reasons: d.reasons, Commands: commands, ParseError: d.doc.Error, Sandbox: d.decision.Sandbox,
 	})
 }
 

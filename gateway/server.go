@@ -32,6 +32,7 @@ type Server struct {
 	tokens        *TokenStore
 	store         *audit.Store
 	engine        *policies.Engine
+	parsed        *parsedDocs // nil when the decision cache is off
 	runner        executor.Executor
 	sandbox       string // the backend chosen
 	sandboxStatus SandboxStatus
@@ -103,6 +104,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load policy: %w", loadErr)
 	}
 	s.engine = engine
+	s.parsed = newParsedDocs(min(opts.DecisionCache, maxParsedDocs))
 	s.logDecisionCache()
 	if opts.PolicyDir != "" && !opts.NoWatch {
 		w, err := newWatcher(opts.PolicyDir, opts.ReloadDebounce, s.reloadFromWatch, s.log)

@@ -38,14 +38,15 @@ func newDecisionCache(size int) *decisionCache {
 // cacheKey is the SHA-256 of the document's JSON encoding without the request id. The
 // JSON encoding carries every field InputValue reads (TestInputValueMatchesJSON), so two
 // documents with the same key have the same input but for the id.
-func cacheKey(doc *parse.Document) ([sha256.Size]byte, error) {
+func cacheKey(doc *parse.Document) (k [sha256.Size]byte, err error) {
 	d := *doc
 	d.Request.ID = ""
-	b, err := json.Marshal(&d)
-	if err != nil {
-		return [sha256.Size]byte{}, err
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(&d); err != nil {
+		return k, err
 	}
-	return sha256.Sum256(b), nil
+	h.Sum(k[:0])
+	return k, nil
 }
 
 func (c *decisionCache) get(k [sha256.Size]byte) (Decision, bool) {

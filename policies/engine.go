@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -322,6 +323,24 @@ func (e *Engine) Decide(ctx context.Context, doc *parse.Document) (Decision, err
 	if err != nil {
 		return e.decideIn(ctx, s, InputValue(doc))
 	}
+	return e.decideCached(ctx, s, doc, k)
+}
+
+// DecideKeyed is Decide with the document's cache key given by the caller, who knows
+// it without encoding the document (the gateway remembers the documents it parsed by
+// what it parsed them from). key must be a collision-resistant digest (SHA-256) of
+// everything in doc but Request.ID: two documents with the same key must be equal but
+// for their request ids. Keys given and keys Decide computes share the cache: both are
+// SHA-256 digests, so they do not collide.
+func (e *Engine) DecideKeyed(ctx context.Context, doc *parse.Document, key [sha256.Size]byte) (Decision, error) {
+	s := e.state.Load()
+	if s.cache == nil || doc == nil {
+		return e.decideIn(ctx, s, InputValue(doc))
+	}
+	return e.decideCached(ctx, s, doc, key)
+}
+
+func (e *Engine) decideCached(ctx context.Context, s *state, doc *parse.Document, k [sha256.Size]byte) (Decision, error) {
 	if d, ok := s.cache.get(k); ok {
 		return d, nil
 	}

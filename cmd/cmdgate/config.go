@@ -90,6 +90,7 @@ import (
 //	  idle_timeout: 2m
 //	  auth_failure_rate: 1      # refused authentications per second and client address...
 //	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
+//	  gc_percent: 400           # the Go GC target of cmdgate serve (GOGC); the GOGC variable wins
 type Config struct {
 	Listen    string       `yaml:"listen"`
 	Workspace string       `yaml:"workspace"`
@@ -212,6 +213,17 @@ type ServerConfig struct {
 	IdleTimeout       time.Duration `yaml:"idle_timeout"`
 	AuthFailureRate   float64       `yaml:"auth_failure_rate"`
 	AuthFailureBurst  int           `yaml:"auth_failure_burst"`
+	GCPercent         int           `yaml:"gc_percent"`
+}
+
+// defaultGCPercent is server.gc_percent's default.
+const defaultGCPercent = 400
+
+func (s ServerConfig) gcPercent() int {
+	if s.GCPercent == 0 {
+		return defaultGCPercent
+	}
+	return s.GCPercent
 }
 
 // configPath is the configuration file to read: the flag, else $CMDGATE_CONFIG, else
@@ -259,6 +271,12 @@ func (c Config) validate() error {
 	var errs []error
 	if c.Policy.MaxScriptBytes < 0 {
 		errs = append(errs, fmt.Errorf("policy.max_script_bytes %d is negative", c.Policy.MaxScriptBytes))
+	}
+	if c.Policy.DecisionCache < -1 {
+		errs = append(errs, fmt.Errorf("policy.decision_cache %d: want -1 (off), 0 (the default) or more", c.Policy.DecisionCache))
+	}
+	if g := c.Server.GCPercent; g != 0 && (g < 10 || g > 10000) {
+		errs = append(errs, fmt.Errorf("server.gc_percent %d: want 10 to 10000", g))
 	}
 	if c.Policy.ReloadDebounce < 0 {
 		errs = append(errs, fmt.Errorf("policy.reload_debounce %v is negative", c.Policy.ReloadDebounce))

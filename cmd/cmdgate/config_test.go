@@ -27,6 +27,7 @@ policy:
   reload_debounce: 1s
   profile: readonly
   max_script_bytes: 4096
+  decision_cache: 50
   allowed_commands:
     use_default: false
     custom_list: [go, git status]
@@ -55,6 +56,7 @@ server:
   idle_timeout: 4s
   auth_failure_rate: 0.5
   auth_failure_burst: 3
+  gc_percent: 150
 `
 
 func TestServeOptionsFromFile(t *testing.T) {
@@ -64,9 +66,15 @@ func TestServeOptionsFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &Main{Stderr: os.Stderr, Getenv: func(string) string { return "" }}
-	got, err := m.serveOptions(serveFlags{config: path})
+	got, cfg, err := m.serveConfig(serveFlags{config: path})
 	if err != nil {
 		t.Fatalf("serveOptions: %v", err)
+	}
+	if g := cfg.Server.gcPercent(); g != 150 {
+		t.Errorf("server.gc_percent = %d, want 150", g)
+	}
+	if g := (ServerConfig{}).gcPercent(); g != defaultGCPercent {
+		t.Errorf("default server.gc_percent = %d, want %d", g, defaultGCPercent)
 	}
 	if got.Logger == nil {
 		t.Fatal("no logger")
@@ -75,7 +83,7 @@ func TestServeOptionsFromFile(t *testing.T) {
 	no := false
 	want := gateway.Options{
 		Listen: "127.0.0.1:9001", Workspace: "/srv/ws", DataDir: "/srv/data", PolicyDir: "/srv/policy",
-		Sandbox: "process", Profile: "readonly", MaxScriptBytes: 4096, NoWatch: true, ReloadDebounce: time.Second,
+		Sandbox: "process", Profile: "readonly", MaxScriptBytes: 4096, DecisionCache: 50, NoWatch: true, ReloadDebounce: time.Second,
 		Executor: executor.Config{
 			DefaultTimeout: time.Minute, MaxTimeout: 30 * time.Minute, DefaultOutputChars: 5000, MaxOutputChars: 50000,
 			KillGrace: 3 * time.Second, EnvDeny: []string{"AWS_*"},
@@ -163,6 +171,9 @@ func TestConfigRejects(t *testing.T) {
 		{"audit: {mask: {value_prefixes: ['x']}}", "audit.mask"},
 		{"policy: {max_script_bytes: -1}", "policy.max_script_bytes"},
 		{"policy: {reload_debounce: -1s}", "policy.reload_debounce"},
+		{"server: {gc_percent: 5}", "server.gc_percent"},
+		{"policy: {decision_cache: -2}", "policy.decision_cache"},
+		{"server: {gc_percent: -1}", "server.gc_percent"},
 		{"policy: {unknown_command: allow}", "policy.unknown_command"},
 		{"policy: {dir: x, dri: y}", "field dri not found"},
 		{"server: {body_limt: 1}", "field body_limt not found"},

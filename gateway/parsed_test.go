@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/parse"
+)
+
+// TestParsedDocInput: the input assembled from a remembered document's parts is, byte
+// for byte, the JSON of the whole document, for documents that use every part.
+func TestParsedDocInput(t *testing.T) {
+	t.Parallel()
+	// The parts name the document's fields one by one: a new field must be added there.
+	if n := reflect.TypeFor[parse.Document]().NumField(); n != 6 {
+		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 6: update newParsedDoc and appendInput", n)
+	}
+	opts := parse.Options{Cwd: "/ws/sub", Workspace: "/ws", ShellMode: "bash"}
+	docs := []*parse.Document{
+		parse.Script(`FOO=1 BAR="<&>" env X=y grep -rn "TODO" src > out.txt 2>&1 | head -20 && go test ./... &`, opts),
+		parse.Script(`x=$(cat <<EOF
+body
+EOF
+); f() { rm -r "$1"; }; f build`, opts),
+		parse.Script("echo 'unterminated", opts), // a parse error
+		parse.Argv([]string{"git", "log", "--format=%H <%ae>", "--", "a b"}, opts),
+	}
+	for _, doc := range docs {
+		doc.Principal = parse.Principal{Name: "agent \"1\" <a>", Role: "agent"}
+		doc.Request.Task, doc.Request.Profile = "t-1", "default"
+		p, err := newParsedDoc(doc, [32]byte{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		withID := *doc
+		withID.Request.ID = "req-\u2028-1"
+		want, _ := json.Marshal(&withID)
+		got, err := p.appendInput(nil, withID.Principal, withID.Request)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%q: appendInput =\n%s\nwant\n%s (err %v)", doc.Request.Raw, got, want, err)
+		}
+		cmds, _ := json.Marshal(doc.Commands)
+		if !bytes.Equal(p.commands, cmds) {
+			t.Errorf("%q: commands = %s, want %s", doc.Request.Raw, p.commands, cmds)
+		}
+	}
+}
+
+// TestShape: every part of what a document depends on changes the shape.
+func TestShape(t *testing.T) {
+	t.Parallel()
+	base := func() (*execRequest, parse.Options, parse.Principal, string) {
+		return &execRequest{Script: "ls -la", ShellMode: executor.ShellDefault, Task: "t"},
+			parse.Options{Cwd: "/ws", Workspace: "/ws", ShellMode: "bash", MaxBytes: 100},
+			parse.Principal{Name: "a", Role: "agent"}, "default"
+	}
+	r, o, p, prof := base()
+	want, ok := shape(r, o, p, prof)
+	if !ok {
+		t.Fatal("a short command has no shape")
+	}
+	if again, _ := shape(r, o, p, prof); again != want {
+		t.Fatal("the shape is not a function of the request")
+	}
+	for name, change := range map[string]func(*execRequest, *parse.Options, *parse.Principal, *string){
+		"script":     func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script = "ls -l" },
+		"argv":       func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script, r.Argv = "", []string{"ls -la"} },
+		"shell mode": func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.ShellMode = "sh" },
+		"cwd":        func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Cwd = "/ws/sub" },
+		"workspace":  func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Workspace = "/other" },
+		"max bytes":  func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.MaxBytes = 5 },
+		"name":       func(_ *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Name = "b" },
+		"role":       func(_ *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Role = "admin" },
+		"profile":    func(_ *execRequest, _ *parse.Options, _ *parse.Principal, prof *string) { *prof = "readonly" },
+		"task":       func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Task = "u" },
+		"fields":     func(r *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Name, p.Role = "ag", "ent" },
+	} {
+		r, o, p, prof := base()
+		change(r, &o, &p, &prof)
+		if got, _ := shape(r, o, p, prof); got == want {
+			t.Errorf("changing the %s keeps the shape", name)
+		}
+	}
+	split := []*execRequest{{Argv: []string{"a b", "c"}}, {Argv: []string{"a", "b c"}}}
+	k1, _ := shape(split[0], o, p, prof)
+	k2, _ := shape(split[1], o, p, prof)
+	if k1 == k2 {
+		t.Error("argv words split differently share a shape")
+	}
+	if _, ok := shape(&execRequest{Script: strings.Repeat("x", maxShapeBytes+1)}, o, p, prof); ok {
+		t.Error("a huge script is remembered")
+	}
+}
+
+// TestRepeatedRequests: a request the gateway remembers gets the answer and the audit
+// record a fresh one gets, with its own request id and principal; nothing of one
+// request leaks into another.
+func TestRepeatedRequests(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	fresh := newEnv(t, func(o *Options) { o.DecisionCache = -1 })
+	if fresh.srv.parsed != nil {
+		t.Fatal("decision_cache -1 still remembers documents")
+	}
+	body := mustJSON(t, map[string]any{"command": "grep -rn TODO . | head -5 && rm -rf /", "cwd": "sub", "task": "t1"})
+	type out struct {
+		Decision   string
+		DecisionID string `json:"decision_id"`
+		Revision   string
+		Reasons    []Reason
+		Commands   []parse.Command
+		Sandbox    json.RawMessage
+	}
+	decide := func(e *testEnv, who, id string) (out, audit.Record) {
+		t.Helper()
+		a := e.do("POST", "/v1/decide", who, body, "X-Request-Id", id)
+		// The two gateways have workspaces of their own: compare the rest.
+		a.body = bytes.ReplaceAll(a.body, []byte(e.ws), []byte("/WS"))
+		var o out
+		a.decode(t, &o)
+		if a.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", who, a.status, a.body)
+		}
+		rec, err := e.srv.store.Get(t.Context(), o.DecisionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.DecisionID = ""
+		return o, rec
+	}
+	input := func(e *testEnv, rec audit.Record) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(bytes.ReplaceAll(rec.Input, []byte(e.ws), []byte("/WS")), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want, wantRec := decide(fresh, "agent", "req-fresh")
+	for i, tc := range []struct{ who, id string }{{"agent", "req-1"}, {"agent", "req-2"}, {"admin", "req-3"}, {"agent", "req-4"}} {
+		got, rec := decide(env, tc.who, tc.id)
+		got.Revision, want.Revision = "", ""
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("request %d: answer differs from a fresh gateway's (-fresh +remembered):\n%s", i, diff)
+		}
+		in, wantIn := input(env, rec), input(fresh, wantRec)
+		req := in["request"].(map[string]any)
+		if req["id"] != tc.id || rec.RequestID != tc.id {
+			t.Errorf("request %d: recorded input request id %v, record %s; want %s", i, req["id"], rec.RequestID, tc.id)
+		}
+		if p := in["principal"].(map[string]any); p["role"] != tc.who || p["name"] != tc.who+"-tok" {
+			t.Errorf("request %d: recorded principal %v, want %s", i, p, tc.who)
+		}
+		// Apart from request id and principal, the input is the fresh gateway's.
+		for _, m := range []map[string]any{in, wantIn} {
+			delete(m["request"].(map[string]any), "id")
+			delete(m, "principal")
+		}
+		if diff := cmp.Diff(wantIn, in); diff != "" {
+			t.Errorf("request %d: recorded input differs (-fresh +remembered):\n%s", i, diff)
+		}
+		if rec.Decision != wantRec.Decision || !cmp.Equal(rec.Reasons, wantRec.Reasons) {
+			t.Errorf("request %d: recorded decision %s %v, want %s %v", i, rec.Decision, rec.Reasons, wantRec.Decision, wantRec.Reasons)
+		}
+	}
+	if hits := testCounter(t, env.srv.metrics.decisionCache.WithLabelValues("hit")); hits != 2 {
+		// agent req-2 and req-4 repeat req-1; admin is a shape of its own.
+		t.Errorf("decision cache hits = %v, want 2", hits)
+	}
+}
