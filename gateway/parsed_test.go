@@ -71,8 +71,10 @@ func TestShape(t *testing.T) {
 		t.Fatal("the shape is not a function of the request")
 	}
 	for name, change := range map[string]func(*execRequest, *parse.Options, *parse.Principal, *string){
-		"script":     func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script = "ls -l" },
-		"argv":       func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script, r.Argv = "", []string{"ls -la"} },
+		"script": func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script = "ls -l" },
+		"argv": func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) {
+			r.Script, r.Argv = "", []string{"ls -la"}
+		},
 		"shell mode": func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.ShellMode = "sh" },
 		"cwd":        func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Cwd = "/ws/sub" },
 		"workspace":  func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Workspace = "/other" },
