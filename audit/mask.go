@@ -83,6 +83,7 @@ type Masker struct {
 	names    []string // normalized glob patterns
 	flags    []flagRule
 	prefixes []string
+	byFirst  [256][]int                      // indexes in prefixes, by their first byte
 	cache    atomic.Pointer[map[string]bool] // IsSecretName results, copy on write
 	cacheMu  sync.Mutex
 }
@@ -137,6 +138,7 @@ func NewMasker(o MaskOptions) (*Masker, error) {
 		if len(p) < 2 {
 			return nil, fmt.Errorf("mask value prefixes: %q is shorter than 2 characters", p)
 		}
+		m.byFirst[p[0]] = append(m.byFirst[p[0]], len(m.prefixes))
 		m.prefixes = append(m.prefixes, p)
 	}
 	return m, nil
@@ -637,15 +639,22 @@ func isTokenByte(c byte) bool {
 }
 
 // prefixSpans finds values that start with a known credential prefix.
+//
+// One scan of s looks up the prefixes by the byte at each position; a prefix is
+// looked for again only after its last occurrence (or the value that followed it).
 func (m *Masker) prefixSpans(s string, spans []span) []span {
-	for _, p := range m.prefixes {
-		for off := 0; ; {
-			i := strings.Index(s[off:], p)
-			if i < 0 {
-				break
+	var next []int // per prefix, where it may occur next; allocated on the first hit
+	for i := 0; i < len(s); i++ {
+		for _, pi := range m.byFirst[s[i]] {
+			p := m.prefixes[pi]
+			if next != nil && i < next[pi] || !strings.HasPrefix(s[i:], p) {
+				continue
 			}
-			i += off
-			off = i + len(p)
+			if next == nil {
+				next = make([]int, len(m.prefixes))
+			}
+			off := i + len(p)
+			next[pi] = off
 			if i > 0 && (isNameByte(s[i-1]) && s[i-1] != '.' || s[i-1] == '+' || s[i-1] == '/') {
 				continue
 			}
@@ -655,7 +664,7 @@ func (m *Masker) prefixSpans(s string, spans []span) []span {
 			}
 			if e-off >= minValueLen {
 				spans = append(spans, span{off, e})
-				off = e
+				next[pi] = e
 			}
 		}
 	}

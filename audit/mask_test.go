@@ -2,10 +2,12 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -258,4 +260,56 @@ func TestSecretsNeverReachTheDataDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	grepDir("after close")
+}
+
+// prefixSpansByIndex is the straightforward form of prefixSpans (one strings.Index
+// pass per prefix), which the one-scan form must match.
+func prefixSpansByIndex(m *Masker, s string) []span {
+	var spans []span
+	for _, p := range m.prefixes {
+		for off := 0; ; {
+			i := strings.Index(s[off:], p)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + len(p)
+			if i > 0 && (isNameByte(s[i-1]) && s[i-1] != '.' || s[i-1] == '+' || s[i-1] == '/') {
+				continue
+			}
+			e := off
+			for e < len(s) && isTokenByte(s[e]) {
+				e++
+			}
+			if e-off >= minValueLen {
+				spans = append(spans, span{off, e})
+				off = e
+			}
+		}
+	}
+	return spans
+}
+
+func FuzzPrefixSpans(f *testing.F) {
+	for _, s := range []string{
+		"token ghp_abcdefghijklmnopqrstuvwxyz0123 and sk-sk-sk-abcdefghijklmnopqrstu",
+		"xghp_abcdefghijklmnop ghp_ghp_abcdefghijklmnopqrs /AKIAABCDEFGHIJKLMNOP",
+		"sk_live_abcdefghijklmnopqrstuv,sk-abcdefghijklmnopqrstuvwxyz eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0",
+		"", "ghp_", "sk-sk-",
+	} {
+		f.Add(s)
+	}
+	m, err := NewMasker(MaskOptions{ValuePrefixes: append(DefaultValuePrefixes(), "sk-sk", "ab")})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := m.prefixSpans(s, nil), prefixSpansByIndex(m, s)
+		cmpSpans := func(a, b span) int { return cmp.Or(a.start-b.start, a.end-b.end) }
+		slices.SortFunc(got, cmpSpans)
+		slices.SortFunc(want, cmpSpans)
+		if !slices.Equal(got, want) {
+			t.Errorf("prefixSpans(%q) = %v, want %v", s, got, want)
+		}
+	})
 }

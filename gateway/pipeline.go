@@ -147,7 +147,8 @@ type decideAnswer struct {
 	DecisionID string           `json:"decision_id"`
 	Revision   string           `json:"revision"`
 	Reasons    []Reason         `json:"reasons"`
-	Commands   any              `json:"commands"` // []parse.Command, or their JSON`
+	// Commands is []parse.Command, or nil when writeDecide adds their remembered JSON.
+	Commands any `json:"commands,omitempty"`
 	ParseError *parse.Error     `json:"parse_error,omitempty"`
 	Sandbox    policies.Sandbox `json:"sandbox"`
 }
@@ -159,14 +160,27 @@ func (s *Server) handleDecide(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var commands any = d.doc.Commands
-	if d.commands != nil {
-		commands = d.commands
-	}
-	return writeJSON(c, http.StatusOK, decideAnswer{
+	a := decideAnswer{
 		Decision: d.decision.Action, DecisionID: d.record.ID, Revision: d.decision.Revision,
-		Reasons: d.reasons, Commands: commands, ParseError: d.doc.Error, Sandbox: d.decision.Sandbox,
-	})
+		Reasons: d.reasons, ParseError: d.doc.Error, Sandbox: d.decision.Sandbox,
+	}
+	if d.commands == nil {
+		a.Commands = d.doc.Commands
+		return writeJSON(c, http.StatusOK, a)
+	}
+	// The remembered JSON of the commands goes in as it is (a json.RawMessage member
+	// would be scanned and compacted again).
+	b := getBuffer()
+	defer putBuffer(b)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a); err != nil {
+		return fmt.Errorf("encode answer: %w", err)
+	}
+	out := b.Bytes() // {…}\n
+	out = append(out[:len(out)-2], `,"commands":`...)
+	out = append(out, d.commands...)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, "}\n"...))
 }
 
 // execAnswer is the 200 answer of POST /v1/exec: seed 000's output plus the decision.
