@@ -52,9 +52,21 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if len(r.Reasons) > maxReasons {
 		return nil, &RecordError{"reasons", fmt.Sprintf("%d reasons, at most %d", len(r.Reasons), maxReasons)}
 	}
+	tmpl := r.InputTemplate
+	if tmpl != nil {
+		if len(r.Input) > 0 {
+			return nil, &RecordError{"input", "both an input and an input template"}
+		}
+		plainLen := len(tmpl.plainBefore) + len(r.RequestID) + 2 + len(tmpl.plainAfter)
+		if tmpl.masker != s.masker || plainLen > s.opts.MaxInputBytes || !tmpl.idStands(r.RequestID) {
+			// Another store's masking, or masking would touch the id: from scratch.
+			r.Input, r.InputTemplate, tmpl = tmpl.plain(r.RequestID), nil, nil
+		}
+	}
 	p := &prepared{}
 	p.rec = r
 	p.rec.Seq, p.rec.ID, p.rec.PrevHash, p.rec.Hash = 0, "", "", ""
+	p.rec.InputTemplate = nil
 	p.rec.Reasons = make([]Reason, len(r.Reasons))
 	for i, rs := range r.Reasons {
 		field := fmt.Sprintf("reasons[%d]", i)
@@ -116,6 +128,17 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if p.rec.Execution != nil {
 		p.rec.Execution.Error = s.masker.maskText(p.rec.Execution.Error, &st)
 	}
+	if tmpl != nil {
+		if len(st.found) > 0 {
+			// A secret found outside the input would be replaced in it too, which its
+			// template cannot do: from scratch.
+			r.Input, r.InputTemplate = tmpl.plain(r.RequestID), nil
+			return s.prepare(r)
+		}
+		for _, v := range tmpl.found { // already replaced in the template's input
+			st.add(v)
+		}
+	}
 	// ...then replace those values wherever else they occur.
 	if len(st.found) > 0 {
 		st.finish()
@@ -140,7 +163,11 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	f.decision, f.revision = r.Decision, r.Revision
 	p.rec.Input, p.rec.Detail = nil, nil
 	// The canonical form is rarely longer than the document it came from.
-	if input != nil {
+	switch {
+	case tmpl != nil:
+		p.rec.Input = tmpl.masked(r.RequestID)
+		f.input = bytesString(p.rec.Input)
+	case input != nil:
 		p.rec.Input = appendCanonical(make([]byte, 0, len(r.Input)+64), input)
 		f.input = bytesString(p.rec.Input)
 	}
@@ -171,6 +198,10 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	}
 	if p.rec.Execution != nil {
 		w = append(w, p.rec.Execution.Error)
+	}
+	if tmpl != nil {
+		// The id's words are RequestID's, taken above: the body is the same.
+		w = append(w, tmpl.leaves...)
 	}
 	if input != nil {
 		w = stringLeaves(input, w)

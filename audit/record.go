@@ -96,6 +96,10 @@ type Record struct {
 	Revision string
 	// Execution is set on execution records.
 	Execution *Execution
+	// InputTemplate, when set instead of Input, is an input prepared once for many
+	// records (Store.PrepareInput): the record's input is the template's with RequestID
+	// at request.id, stored as Input. Records come back from the store without it.
+	InputTemplate *InputTemplate
 	// Detail carries kind-specific JSON (policy_load: bundle and error; auth_failure:
 	// remote address and reason; approval: approver and comment); null when absent.
 	Detail json.RawMessage

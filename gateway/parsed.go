@@ -8,6 +8,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/parse"
 )
 
@@ -16,8 +17,9 @@ import (
 // what the request says and who sends it: the parse, the policy input, its JSON. The
 // gateway remembers these by the request's shape, the SHA-256 of all they depend on,
 // and the same digest is the engine's decision cache key (policies.DecideKeyed): a
-// repeated command is neither parsed, nor encoded, nor evaluated again. Its audit
-// record is still appended, durably, before the answer.
+// repeated command is neither parsed, nor encoded, nor evaluated again, and its audit
+// record's input is prepared from a template (audit.InputTemplate). The record is still
+// appended, durably, before the answer.
 
 // maxParsedDocs bounds how many documents are remembered (a few KB each), whatever
 // the decision cache's size.
@@ -37,6 +39,9 @@ type parsedDoc struct {
 	// input is the document's JSON without its principal and request, which lead it:
 	// `,"commands":…,"assignments":…,"features":…,"error":…}`.
 	input []byte
+	// tmpl is the input prepared for the audit store, nil when the store cannot take
+	// it as a template (then appendInput gives each record its input).
+	tmpl *audit.InputTemplate
 }
 
 // parseRequest returns the document of a request (its Request.ID still empty): a copy
@@ -65,6 +70,9 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 	doc.Request.Profile = s.opts.Profile
 	if ok {
 		if p, err := newParsedDoc(doc, key); err == nil {
+			if in, err := p.appendInput(nil, doc.Principal, doc.Request); err == nil {
+				p.tmpl, _ = s.store.PrepareInput(in)
+			}
 			s.parsed.lru.Add(key, p)
 			d := p.doc
 			return &d, p

@@ -88,9 +88,11 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	var input []byte
-	if memo != nil {
+	switch {
+	case memo != nil && memo.tmpl != nil: // the record takes the template
+	case memo != nil:
 		input, err = memo.appendInput(buf.AvailableBuffer(), doc.Principal, doc.Request)
-	} else {
+	default:
 		err = json.NewEncoder(buf).Encode(doc)
 		input = buf.Bytes()
 	}
@@ -104,15 +106,20 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 		dm["decision_cache"] = "hit"
 	}
 	detail, _ := json.Marshal(dm)
+	var tmpl *audit.InputTemplate
+	if memo != nil {
+		tmpl = memo.tmpl
+	}
 	rec, err := s.append(ctx, audit.Record{
-		Kind:      audit.KindDecision,
-		Principal: audit.Principal{Name: ri.token.Name, Role: string(ri.token.Role)},
-		RequestID: ri.id,
-		Input:     input,
-		Decision:  decision.Action,
-		Reasons:   auditReasons(decision.Reasons),
-		Revision:  decision.Revision,
-		Detail:    detail,
+		Kind:          audit.KindDecision,
+		Principal:     audit.Principal{Name: ri.token.Name, Role: string(ri.token.Role)},
+		RequestID:     ri.id,
+		Input:         input,
+		InputTemplate: tmpl,
+		Decision:      decision.Action,
+		Reasons:       auditReasons(decision.Reasons),
+		Revision:      decision.Revision,
+		Detail:        detail,
 	})
 	if err != nil {
 		var re *audit.RecordError
@@ -143,12 +150,12 @@ func (s *Server) append(ctx context.Context, r audit.Record) (audit.Record, erro
 
 // decideAnswer is the 200 answer of POST /v1/decide.
 type decideAnswer struct {
-	Decision   string           `json:"decision"`
-	DecisionID string           `json:"decision_id"`
-	Revision   string           `json:"revision"`
-	Reasons    []Reason         `json:"reasons"`
+	Decision   string   `json:"decision"`
+	DecisionID string   `json:"decision_id"`
+	Revision   string   `json:"revision"`
+	Reasons    []Reason `json:"reasons"`
 	// Commands is []parse.Command, or nil when writeDecide adds their remembered JSON.
-	Commands any `json:"commands,omitempty"`
+	Commands   any              `json:"commands,omitempty"`
 	ParseError *parse.Error     `json:"parse_error,omitempty"`
 	Sandbox    policies.Sandbox `json:"sandbox"`
 }
