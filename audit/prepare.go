@@ -199,12 +199,12 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if p.rec.Execution != nil {
 		w = append(w, p.rec.Execution.Error)
 	}
-	if tmpl != nil {
-		// The id's words are RequestID's, taken above: the body is the same.
-		w = append(w, tmpl.leaves...)
-	}
 	if input != nil {
 		w = stringLeaves(input, w)
+	}
+	var detailFrom int // where detail's strings start in w, after a template's words
+	if tmpl != nil {
+		detailFrom = len(w)
 	}
 	if detail != nil {
 		w = stringLeaves(detail, w)
@@ -212,8 +212,15 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	// The distinct words, in first-seen order; a set of 64-bit hashes finds repeats
 	// (a collision would only drop a word from the search body).
 	toks := sc.words[:0]
-	for _, s := range w {
+	for i, s := range w {
+		if tmpl != nil && i == detailFrom {
+			// The id's words are RequestID's, taken above: the body is the same.
+			toks = append(toks, tmpl.words...)
+		}
 		toks = appendWords(toks, s)
+	}
+	if tmpl != nil && detailFrom == len(w) {
+		toks = append(toks, tmpl.words...)
 	}
 	clear(sc.seen)
 	n, kept := 1, toks[:0]

@@ -23,7 +23,7 @@ type InputTemplate struct {
 	// id's value; before and after, the masked one.
 	plainBefore, plainAfter string
 	before, after           string
-	leaves                  []string // the masked string values, in canonical order, but the id
+	words                   []string // the words of its masked string values, in canonical order, but the id's
 	found                   []string // the secrets masking found in the input
 }
 
@@ -57,7 +57,9 @@ func (s *Store) PrepareInput(input json.RawMessage) (*InputTemplate, error) {
 		return nil, ErrNoTemplate // masked away by a rule on its value: cannot be
 	}
 	t.before, t.after = splitCanonical(v, id)
-	t.leaves = stringLeavesBut(v, id, nil)
+	for _, l := range stringLeavesBut(v, id, nil) {
+		t.words = appendWords(t.words, l)
+	}
 	return t, nil
 }
 

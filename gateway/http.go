@@ -102,6 +102,13 @@ func (s *Server) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		elapsed := time.Since(ri.start)
 		s.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		s.metrics.requestTime.WithLabelValues(route).Observe(elapsed.Seconds())
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		if !ri.log.Enabled(c.Request().Context(), level) {
+			return nil
+		}
 		attrs := []any{
 			"method", c.Request().Method,
 			"path", c.Request().URL.Path,
@@ -114,10 +121,6 @@ func (s *Server) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if ri.decision != "" {
 			attrs = append(attrs, "decision", ri.decision)
-		}
-		level := slog.LevelInfo
-		if status >= 500 {
-			level = slog.LevelError
 		}
 		ri.log.Log(c.Request().Context(), level, "request", attrs...)
 		return nil
