@@ -28,7 +28,7 @@ func TestInputTemplateMatchesInput(t *testing.T) {
 	ids := []string{
 		"01J9ZQ3V8M2K4N6P8R0T2W4Y6A",
 		"ghp_abcdefghijklmnopqrstuvwxyz0123456789", // a secret's shape: masked in the input
-		"req-s3cr3t-value-here",                     // holds a secret the input has
+		"req-s3cr3t-value-here",                    // holds a secret the input has
 		"plain id with spaces and = signs",
 	}
 	reasonSets := [][]Reason{
