@@ -90,6 +90,9 @@ type Store struct {
 	// unindexed approximates the records committed and not yet indexed (this
 	// process's commits; other processes' are caught when idle).
 	unindexed atomic.Int64
+	// appending counts the Append calls under way, from their start to their return:
+	// the writer waits for those it does not have yet.
+	appending atomic.Int64
 
 	// indexPaused stops the indexer's own indexing (flushIndex and Close still index),
 	// so that tests can reach a state with a not yet indexed tail.
@@ -292,6 +295,8 @@ func (s *Store) Dir() string { return s.dir }
 // when ctx ends after r was handed to the writer: the error then says the record may
 // still be stored, and the caller must act as if it was not (not run anything).
 func (s *Store) Append(ctx context.Context, r Record) (Record, error) {
+	s.appending.Add(1)
+	defer s.appending.Add(-1)
 	if s.opts.ReadOnly {
 		return Record{}, ErrReadOnly
 	}

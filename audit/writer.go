@@ -106,12 +106,18 @@ func (s *Store) run(ctx context.Context, w *writer) {
 		// After a batch of several, more appenders are on their way (the last ones are
 		// preparing their next records): give them a moment to queue rather than paying
 		// a commit for a few. A commit costs far more than a record, so aiming at twice
-		// the last batch lets batches grow while the load lasts; the wait is bounded, and
-		// after a batch of one (a lone appender) the writer commits at once.
-		if target := min(max(2*last, 8), s.opts.MaxBatch); !stopping && last > 1 && len(batch) < target {
+		// the last batch lets batches grow while the load lasts. The wait ends as soon as
+		// the batch is as large as the last one and no other Append is under way (the
+		// appenders are all here), and is bounded anyway; after a batch of one (a lone
+		// appender) the writer commits at once.
+		target := min(max(2*last, 8), s.opts.MaxBatch)
+		enough := func() bool {
+			return len(batch) >= target || len(batch) >= last && s.appending.Load() <= int64(len(batch))
+		}
+		if !stopping && last > 1 && !enough() {
 			wait.Reset(groupWait)
 		collect:
-			for len(batch) < target {
+			for !enough() {
 				select {
 				case r := <-s.queue:
 					batch = append(batch, r)
