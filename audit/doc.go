@@ -160,6 +160,13 @@
 // WAL, the search index). Masking cannot recognise a secret that nothing marks as one
 // (a password typed as a bare argument of an unknown tool, or piped on stdin).
 //
+// A caller that appends many records of one input but for its request id (the gateway,
+// for a command an agent repeats) can prepare the input once (Store.PrepareInput) and
+// give the template instead of the input (Record.InputTemplate): the record is stored
+// byte for byte as with the whole input, with RequestID at request.id, without parsing
+// and masking the input again. Where the rest of the record holds a secret that masking
+// would also replace in the input, or the id is one, the input is prepared from scratch.
+//
 // # Search
 //
 // Query filters by time range, principal, decision, kind, rule and free text, newest

@@ -25,11 +25,17 @@
 //  2. resolve the cwd inside the workspace (Workspace.Resolve: `/` and `\` both
 //     separate, relative to the workspace, symlinks resolved, outside refused);
 //  3. parse (parse.Script or parse.Argv with the resolved cwd and the workspace), and
-//     fill the principal, the request id, the task and the profile;
-//  4. decide (policies.Engine.Decide; an evaluation error is a deny, fail closed);
+//     fill the principal, the request id, the task and the profile. A request whose
+//     shape (everything its document depends on: script or argv, shell mode, resolved
+//     cwd, principal, profile, task) was seen lately takes the document remembered for
+//     it (parsed.go), with its own request id;
+//  4. decide (policies.Engine.Decide, or DecideKeyed with the shape for a remembered
+//     request; the engine answers a document it decided before from its decision cache,
+//     Options.DecisionCache; an evaluation error is a deny, fail closed);
 //  5. append the decision record (kind decision: the policy input, the action, the
-//     reasons, the bundle revision) and go on only once it is durable. An audit store
-//     that cannot take it is 503 UNAVAILABLE and nothing runs;
+//     reasons, the bundle revision; a remembered request's input from its
+//     audit.InputTemplate, stored the same) and go on only once it is durable. An audit
+//     store that cannot take it is 503 UNAVAILABLE and nothing runs;
 //  6. deny or ask: 403 DENIED with decision, decision_id and reasons. There is no
 //     approval queue yet, so ask fails closed with a message saying a human approval is
 //     needed. /v1/decide answers every decision, deny and ask included, as 200
@@ -131,6 +137,7 @@
 // GET /metrics (admin) serves a registry of the Server's own (not the global one):
 //
 //	cmdgate_decisions_total{action,rule}      decisions, by action and the rule that gave it
+//	cmdgate_decision_cache_total{result}      hit, miss (none while the cache is off)
 //	cmdgate_exec_duration_seconds             histogram of command wall time
 //	cmdgate_audit_append_seconds              histogram of durable append latency
 //	cmdgate_audit_append_failures_total{kind} appends that failed
