@@ -206,19 +206,20 @@ func (e *testEnv) exists(name string) bool {
 // testGauge reads a gauge's value.
 func testGauge(t testing.TB, g interface{ Write(*dto.Metric) error }) float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := g.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetGauge().GetValue()
+	return readMetric(t, g).GetGauge().GetValue()
 }
 
 // testCounter reads a counter's value.
 func testCounter(t testing.TB, c interface{ Write(*dto.Metric) error }) float64 {
 	t.Helper()
+	return readMetric(t, c).GetCounter().GetValue()
+}
+
+func readMetric(t testing.TB, c interface{ Write(*dto.Metric) error }) *dto.Metric {
+	t.Helper()
 	var m dto.Metric
 	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetCounter().GetValue()
+	return &m
 }

@@ -175,6 +175,12 @@ type errorJSON struct {
 // writeJSON answers v as JSON without HTML escaping (command output shows < > & as
 // they are).
 func writeJSON(c echo.Context, status int, v any) error {
+	return writeJSONWith(c, status, v, nil)
+}
+
+// writeJSONWith is writeJSON, with extra (`,"name":value` members) written into the
+// object v encodes to, as they are.
+func writeJSONWith(c echo.Context, status int, v any, extra []byte) error {
 	b := getBuffer()
 	defer putBuffer(b)
 	enc := json.NewEncoder(b)
@@ -182,7 +188,12 @@ func writeJSON(c echo.Context, status int, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode answer: %w", err)
 	}
-	return c.Blob(status, echo.MIMEApplicationJSON, b.Bytes())
+	out := b.Bytes()
+	if len(extra) > 0 {
+		out = append(out[:len(out)-2], extra...) // before `}\n`
+		out = append(out, "}\n"...)
+	}
+	return c.Blob(status, echo.MIMEApplicationJSON, out)
 }
 
 // buffers holds the buffers answers and audit inputs are encoded into: every request

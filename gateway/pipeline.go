@@ -177,17 +177,11 @@ func (s *Server) handleDecide(c echo.Context) error {
 	}
 	// The remembered JSON of the commands goes in as it is (a json.RawMessage member
 	// would be scanned and compacted again).
-	b := getBuffer()
-	defer putBuffer(b)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(a); err != nil {
-		return fmt.Errorf("encode answer: %w", err)
-	}
-	out := b.Bytes() // {…}\n
-	out = append(out[:len(out)-2], `,"commands":`...)
-	out = append(out, d.commands...)
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, append(out, "}\n"...))
+	extra := getBuffer()
+	defer putBuffer(extra)
+	extra.WriteString(`,"commands":`)
+	extra.Write(d.commands)
+	return writeJSONWith(c, http.StatusOK, a, extra.Bytes())
 }
 
 // execAnswer is the 200 answer of POST /v1/exec: seed 000's output plus the decision.
