@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash"
+	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -21,9 +22,13 @@ import (
 // record's input is prepared from a template (audit.InputTemplate). The record is still
 // appended, durably, before the answer.
 
-// maxParsedDocs bounds how many documents are remembered (a few KB each), whatever
-// the decision cache's size.
-const maxParsedDocs = 2048
+// maxParsedDocs bounds how many documents are remembered, whatever the decision
+// cache's size, and maxParsedBytes the memory they take (about: a few KB each for
+// everyday commands).
+const (
+	maxParsedDocs  = 2048
+	maxParsedBytes = 32 << 20
+)
 
 // maxShapeBytes is the largest script (or argv, all its words) whose parse is kept:
 // everyday commands are far shorter, and a few huge scripts must not fill memory.
@@ -55,7 +60,7 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 		key, ok = shape(req, popts, principal, s.opts.Profile)
 	}
 	if ok {
-		if p, hit := s.parsed.lru.Get(key); hit {
+		if p, hit := s.parsed.get(key); hit {
 			d := p.doc // the remembered document stays as it is
 			return &d, p
 		}
@@ -73,7 +78,7 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 			if in, err := p.appendInput(nil, doc.Principal, doc.Request); err == nil {
 				p.tmpl, _ = s.store.PrepareInput(in)
 			}
-			s.parsed.lru.Add(key, p)
+			s.parsed.add(key, p)
 			d := p.doc
 			return &d, p
 		}
@@ -81,20 +86,46 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 	return doc, nil
 }
 
-// parsedDocs remembers the parsedDocs of recent shapes.
+// parsedDocs remembers the parsedDocs of recent shapes, the least recently used
+// leaving first when there are too many or they take too much memory.
 type parsedDocs struct {
-	lru *lru.Cache[[sha256.Size]byte, *parsedDoc]
+	lru   *lru.Cache[[sha256.Size]byte, *parsedDoc]
+	mu    sync.Mutex // over add, so that bytes follows the adds and their evictions
+	bytes int        // the size of what is remembered
 }
 
 func newParsedDocs(size int) *parsedDocs {
 	if size <= 0 {
 		return nil
 	}
-	c, err := lru.New[[sha256.Size]byte, *parsedDoc](size)
+	p := &parsedDocs{}
+	c, err := lru.NewWithEvict(size, func(_ [sha256.Size]byte, d *parsedDoc) { p.bytes -= d.size() })
 	if err != nil {
 		panic(err) // only a size below 1 fails
 	}
-	return &parsedDocs{c}
+	p.lru = c
+	return p
+}
+
+func (p *parsedDocs) get(k [sha256.Size]byte) (*parsedDoc, bool) { return p.lru.Get(k) }
+
+func (p *parsedDocs) add(k [sha256.Size]byte, d *parsedDoc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lru.Contains(k) {
+		return // another request of the shape was first
+	}
+	p.bytes += d.size()
+	p.lru.Add(k, d)
+	for p.bytes > maxParsedBytes && p.lru.Len() > 1 {
+		p.lru.RemoveOldest()
+	}
+}
+
+// size is about the memory d holds: its JSON parts, the template (two encodings and the
+// words of the input) and the document itself (about as large as its JSON).
+func (d *parsedDoc) size() int {
+	return len(d.commands) + 5*len(d.input) + 512
 }
 
 // shape is the digest of everything a request's document depends on: the request, the

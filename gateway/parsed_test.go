@@ -177,3 +177,32 @@ func TestRepeatedRequests(t *testing.T) {
 		t.Errorf("decision cache hits = %v, want 2", hits)
 	}
 }
+
+// TestParsedDocsBounded: what is remembered stays within its memory budget, the least
+// recently used documents leaving first.
+func TestParsedDocsBounded(t *testing.T) {
+	t.Parallel()
+	p := newParsedDocs(maxParsedDocs)
+	big := func() *parsedDoc { return &parsedDoc{input: make([]byte, 1<<20)} } // about 5 MB
+	for i := range 20 {
+		p.add([32]byte{byte(i)}, big())
+		if i == 1 {
+			p.get([32]byte{0}) // 0 is used again: 1 is the older
+		}
+		if p.bytes > maxParsedBytes {
+			t.Fatalf("after %d documents: %d bytes remembered, more than %d", i+1, p.bytes, maxParsedBytes)
+		}
+	}
+	if _, ok := p.get([32]byte{19}); !ok {
+		t.Error("the newest document was evicted")
+	}
+	if _, ok := p.get([32]byte{1}); ok {
+		t.Error("an old document is still remembered")
+	}
+	if n := p.lru.Len(); n < 2 || n*big().size() > maxParsedBytes {
+		t.Errorf("%d documents remembered", n)
+	}
+	if newParsedDocs(0) != nil || newParsedDocs(-1) != nil {
+		t.Error("a zero or negative size remembers documents")
+	}
+}
