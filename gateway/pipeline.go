@@ -154,7 +154,7 @@ type decideAnswer struct {
 	DecisionID string   `json:"decision_id"`
 	Revision   string   `json:"revision"`
 	Reasons    []Reason `json:"reasons"`
-	// Commands is []parse.Command, or nil when writeDecide adds their remembered JSON.
+	// Commands is []parse.Command, or nil when handleDecide adds their remembered JSON.
 	Commands   any              `json:"commands,omitempty"`
 	ParseError *parse.Error     `json:"parse_error,omitempty"`
 	Sandbox    policies.Sandbox `json:"sandbox"`

@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,4 +167,26 @@ func TestDecisionCacheConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestDecideKeyed: a caller's key serves like the engine's own; without a cache the
+// key changes nothing.
+func TestDecideKeyed(t *testing.T) {
+	t.Parallel()
+	plain, cached := newEngine(t), newEngine(t, WithDecisionCache(8))
+	key := [32]byte{1, 2, 3}
+	for i, script := range []string{"sudo ls", "sudo ls"} {
+		doc := parse.Script(script, corpusOptions)
+		doc.Request.ID = fmt.Sprint("r", i)
+		want, _ := plain.Decide(t.Context(), doc)
+		for _, e := range []*Engine{plain, cached} {
+			d, err := e.DecideKeyed(t.Context(), doc, key)
+			if err != nil || d.Action != want.Action || !cmp.Equal(d.Reasons, want.Reasons) {
+				t.Fatalf("DecideKeyed(%q) = %+v, %v; want %+v", script, d, err, want)
+			}
+			if wantCached := e == cached && i == 1; d.Cached != wantCached {
+				t.Errorf("DecideKeyed(%q) #%d: Cached = %v, want %v", script, i, d.Cached, wantCached)
+			}
+		}
+	}
 }
