@@ -59,8 +59,8 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 		}
 		plainLen := len(tmpl.plainBefore) + len(r.RequestID) + 2 + len(tmpl.plainAfter)
 		if tmpl.masker != s.masker || plainLen > s.opts.MaxInputBytes || !tmpl.idStands(r.RequestID) {
-			// Another store's masking, or masking would touch the id: from scratch.
-			r.Input, r.InputTemplate, tmpl = tmpl.plain(r.RequestID), nil, nil
+			// Another store's masking, or masking would touch the id.
+			return s.prepareWhole(r)
 		}
 	}
 	p := &prepared{}
@@ -131,9 +131,8 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if tmpl != nil {
 		if len(st.found) > 0 {
 			// A secret found outside the input would be replaced in it too, which its
-			// template cannot do: from scratch.
-			r.Input, r.InputTemplate = tmpl.plain(r.RequestID), nil
-			return s.prepare(r)
+			// template cannot do.
+			return s.prepareWhole(r)
 		}
 		for _, v := range tmpl.found { // already replaced in the template's input
 			st.add(v)
@@ -202,25 +201,22 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	if input != nil {
 		w = stringLeaves(input, w)
 	}
-	var detailFrom int // where detail's strings start in w, after a template's words
-	if tmpl != nil {
-		detailFrom = len(w)
-	}
+	detailFrom := len(w) // a template's words go before the detail's
 	if detail != nil {
 		w = stringLeaves(detail, w)
 	}
 	// The distinct words, in first-seen order; a set of 64-bit hashes finds repeats
 	// (a collision would only drop a word from the search body).
 	toks := sc.words[:0]
-	for i, s := range w {
-		if tmpl != nil && i == detailFrom {
-			// The id's words are RequestID's, taken above: the body is the same.
-			toks = append(toks, tmpl.words...)
-		}
+	for _, s := range w[:detailFrom] {
 		toks = appendWords(toks, s)
 	}
-	if tmpl != nil && detailFrom == len(w) {
+	if tmpl != nil {
+		// The id's words are RequestID's, taken above: the body is the same.
 		toks = append(toks, tmpl.words...)
+	}
+	for _, s := range w[detailFrom:] {
+		toks = appendWords(toks, s)
 	}
 	clear(sc.seen)
 	n, kept := 1, toks[:0]
@@ -247,6 +243,13 @@ func (s *Store) prepare(r Record) (*prepared, error) {
 	sc.strs, sc.words = w[:0], toks[:0]
 	scratchPool.Put(sc)
 	return p, nil
+}
+
+// prepareWhole prepares a record given with an input template from its whole input, as
+// if the template had not been used.
+func (s *Store) prepareWhole(r Record) (*prepared, error) {
+	r.Input, r.InputTemplate = r.InputTemplate.plain(r.RequestID), nil
+	return s.prepare(r)
 }
 
 // bytesString is b as a string without a copy. prepare uses it for the canonical
