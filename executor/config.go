@@ -54,6 +54,18 @@ type Config struct {
 	// EnvDeny lists more patterns of environment variables that must never reach a
 	// command, added to DefaultEnvDeny (see FilterEnv for the pattern syntax).
 	EnvDeny []string
+	// EnvMode is EnvAllowlist ("" too: commands get EnvBase of the gateway's
+	// environment only) or EnvInherit (the gateway's environment without what looks
+	// like a credential); see Environ.
+	EnvMode string
+	// EnvPass names more of the gateway's variables passed to commands (names or
+	// FilterEnv patterns); in the inherit mode it also lets credential-like ones through.
+	EnvPass []string
+	// EnvSet are variables set for every command; they win over everything else.
+	EnvSet map[string]string
+	// Caches is the workspace's tool cache area; the zero value has none (every command
+	// then starts with empty caches and a HOME of its own).
+	Caches Caches
 	// Resources are the default limits for Spec.Resources fields left zero.
 	Resources Resources
 }
@@ -127,6 +139,9 @@ func (c Config) Check() error {
 		errs = append(errs, fmt.Errorf("wait delay %v is negative", c.WaitDelay))
 	}
 	if err := checkPatterns(c.EnvDeny); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.checkEnv(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Resources.check(); err != nil {

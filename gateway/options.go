@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -71,6 +72,12 @@ type Options struct {
 	// where it cannot be honoured; "process" runs commands unconfined (the policy is the
 	// only boundary). "docker" does not exist yet and refuses to start.
 	Sandbox string
+	// NoCaches turns off the per-workspace tool caches: without them every command
+	// starts with empty Go, npm, pip, cargo, Maven and Gradle caches and a fresh HOME.
+	NoCaches bool
+	// CachesDir holds the tool caches, one directory per workspace
+	// (executor.CacheDir); default DataDir/caches. Executor.Caches, when set, wins.
+	CachesDir string
 	// Linux configures the linux backend; its Workspace, Config and Logger are the
 	// gateway's.
 	Linux linux.Options
@@ -135,6 +142,9 @@ func (o Options) withDefaults() (Options, error) {
 			errs = append(errs, fmt.Errorf("workspace: %w", err))
 		}
 		o.Workspace = wd
+	}
+	if o.CachesDir == "" && o.DataDir != "" {
+		o.CachesDir = filepath.Join(o.DataDir, "caches")
 	}
 	if o.Profile == "" {
 		o.Profile = DefaultProfile

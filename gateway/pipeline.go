@@ -100,6 +100,10 @@ func (s *Server) decide(c echo.Context, endpoint string) (*decided, error) {
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
 	dm := map[string]string{"endpoint": endpoint, "remote_addr": c.RealIP(), "sandbox": s.sandbox}
+	if decision.Action == policies.ActionAllow && decision.Sandbox.Network {
+		// What the command may reach is part of what was decided.
+		dm["network"] = "granted"
+	}
 	if decision.Cached {
 		// The policy gave this decision to the same document before, under the same
 		// revision; it was not evaluated again.

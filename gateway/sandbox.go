@@ -17,8 +17,18 @@ type SandboxStatus struct {
 	Backend string `json:"backend"`
 	// Linux is the linux backend's protections and limits in force.
 	Linux *linux.Status `json:"linux,omitempty"`
+	// Caches are the workspace's tool caches (sandbox.caches).
+	Caches *CachesStatus `json:"caches,omitempty"`
 	// Warnings say what is not enforced, and why.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// CachesStatus says whether commands keep their tool caches between runs, and where.
+type CachesStatus struct {
+	Enabled bool `json:"enabled"`
+	// Dir is the workspace's cache area; Home the HOME commands get inside it.
+	Dir  string `json:"dir,omitempty"`
+	Home string `json:"home,omitempty"`
 }
 
 // processWarning is the loud warning of the process backend.

@@ -73,9 +73,13 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
 	}
-	if s.runner, s.sandboxStatus, err = newRunner(ctx, opts, s.ws.Root()); err != nil {
+	if err := s.prepareCaches(); err != nil {
 		return nil, err
 	}
+	if s.runner, s.sandboxStatus, err = newRunner(ctx, s.opts, s.ws.Root()); err != nil {
+		return nil, err
+	}
+	s.sandboxStatus.Caches = s.cachesStatus()
 	s.sandbox = s.sandboxStatus.Backend
 	// Everything below that fails must release the backend (a pool of sandboxes).
 	ok := false
@@ -117,6 +121,31 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.echo = s.newEcho()
 	ok = true
 	return s, nil
+}
+
+// prepareCaches gives the executor the workspace's tool cache area (unless caches are
+// off or the caller chose one) and creates it.
+func (s *Server) prepareCaches() error {
+	ec := &s.opts.Executor
+	if ec.Caches.Dir == "" && !s.opts.NoCaches && s.opts.Runner == nil {
+		ec.Caches = executor.Caches{Dir: executor.CacheDir(s.opts.CachesDir, s.ws.Root())}
+	}
+	if ec.Caches.Dir == "" {
+		return nil
+	}
+	if err := ec.Caches.Prepare(); err != nil {
+		return fmt.Errorf("tool caches: %w", err)
+	}
+	return nil
+}
+
+// cachesStatus is what /healthz says of the tool caches.
+func (s *Server) cachesStatus() *CachesStatus {
+	c := s.opts.Executor.Caches
+	if c.Dir == "" {
+		return &CachesStatus{Enabled: false}
+	}
+	return &CachesStatus{Enabled: true, Dir: c.Dir, Home: c.Home()}
 }
 
 // closeRunner closes a backend that holds resources between runs.

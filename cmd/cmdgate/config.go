@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -30,7 +31,18 @@ import (
 //	listen: 127.0.0.1:8080      # --listen, CMDGATE_LISTEN
 //	workspace: ""               # --workspace, CMDGATE_WORKSPACE; "" is the current directory
 //	data: ""                    # --data, CMDGATE_DATA; "" is $XDG_DATA_HOME/cmdgate or ~/.local/share/cmdgate
-//	sandbox: auto               # --sandbox, CMDGATE_SANDBOX: auto, process, linux or docker
+//	sandbox:                    # or just the backend's name: `sandbox: linux`
+//	  backend: auto             # --sandbox, CMDGATE_SANDBOX: auto, process, linux or docker
+//	  caches: true              # per-workspace tool caches (Go, npm, pip, cargo, Maven,
+//	                            # Gradle) and a persistent HOME, kept between commands
+//	  caches_dir: ""            # "" is <data>/caches; one directory per workspace below it
+//	env:                        # the environment of every command
+//	  mode: allowlist           # allowlist: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, HOME and the
+//	                            # caches' variables only; inherit: the gateway's environment
+//	                            # without the variables that look like credentials
+//	  pass: []                  # more of the gateway's variables passed (names or globs);
+//	                            # in inherit mode also credential-like ones named here
+//	  set: {}                   # variables set for every command (win over all the above)
 //	linux:                      # the linux sandbox (sandbox: auto or linux; cmdgate sandbox run)
 //	  helper: ""                # the cmdgate-sandbox program; "" looks beside cmdgate, then in PATH
 //	  read_only: []             # replaces the host directories bound read-only:
@@ -92,16 +104,63 @@ import (
 //	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
 //	  gc_percent: 400           # the Go GC target of cmdgate serve (GOGC); the GOGC variable wins
 type Config struct {
-	Listen    string       `yaml:"listen"`
-	Workspace string       `yaml:"workspace"`
-	Data      string       `yaml:"data"`
-	Sandbox   string       `yaml:"sandbox"`
-	Linux     LinuxConfig  `yaml:"linux"`
-	Log       LogConfig    `yaml:"log"`
-	Policy    PolicyConfig `yaml:"policy"`
-	Exec      ExecConfig   `yaml:"exec"`
-	Audit     AuditConfig  `yaml:"audit"`
-	Server    ServerConfig `yaml:"server"`
+	Listen    string        `yaml:"listen"`
+	Workspace string        `yaml:"workspace"`
+	Data      string        `yaml:"data"`
+	Sandbox   SandboxConfig `yaml:"sandbox"`
+	Env       EnvConfig     `yaml:"env"`
+	Linux     LinuxConfig   `yaml:"linux"`
+	Log       LogConfig     `yaml:"log"`
+	Policy    PolicyConfig  `yaml:"policy"`
+	Exec      ExecConfig    `yaml:"exec"`
+	Audit     AuditConfig   `yaml:"audit"`
+	Server    ServerConfig  `yaml:"server"`
+}
+
+// SandboxConfig is the `sandbox:` key: the backend's name alone (`sandbox: linux`, the
+// form of earlier versions), or a section with the backend and the tool caches.
+type SandboxConfig struct {
+	Backend   string `yaml:"backend"`
+	Caches    *bool  `yaml:"caches"`
+	CachesDir string `yaml:"caches_dir"`
+}
+
+// UnmarshalYAML takes a scalar as the backend's name and a mapping as the section,
+// refusing keys that do not exist (a node's Decode would not).
+func (s *SandboxConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&s.Backend)
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: sandbox: want a backend name or a mapping", n.Line)
+	}
+	if err := knownKeys(n, "sandbox", "backend", "caches", "caches_dir"); err != nil {
+		return err
+	}
+	type plain SandboxConfig
+	return n.Decode((*plain)(s))
+}
+
+// cachesOn is sandbox.caches, default true.
+func (s SandboxConfig) cachesOn() bool { return s.Caches == nil || *s.Caches }
+
+// EnvConfig is the `env:` section, mapped onto executor.Config's EnvMode, EnvPass and
+// EnvSet.
+type EnvConfig struct {
+	Mode string            `yaml:"mode"`
+	Pass []string          `yaml:"pass"`
+	Set  map[string]string `yaml:"set"`
+}
+
+// knownKeys refuses a mapping key of section that is not among keys.
+func knownKeys(n *yaml.Node, section string, keys ...string) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(keys, k.Value) {
+			return fmt.Errorf("line %d: field %s not found in %s", k.Line, k.Value, section)
+		}
+	}
+	return nil
 }
 
 // LinuxConfig is the `linux:` section, mapped onto linux.Options.
@@ -287,13 +346,23 @@ func (c Config) validate() error {
 	if err := c.Linux.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.Exec.executor().Check(); err != nil {
+	if c.Sandbox.CachesDir != "" && !filepath.IsAbs(c.Sandbox.CachesDir) {
+		errs = append(errs, fmt.Errorf("sandbox.caches_dir %q is not an absolute path", c.Sandbox.CachesDir))
+	}
+	if err := c.executor().Check(); err != nil {
 		errs = append(errs, fmt.Errorf("exec: %w", err))
 	}
 	if _, err := audit.NewMasker(c.Audit.options().Mask); err != nil {
 		errs = append(errs, fmt.Errorf("audit.mask: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// executor is the executor's configuration: the exec section and the env section.
+func (c Config) executor() executor.Config {
+	ec := c.Exec.executor()
+	ec.EnvMode, ec.EnvPass, ec.EnvSet = c.Env.Mode, c.Env.Pass, c.Env.Set
+	return ec
 }
 
 // executor maps the section onto the executor's configuration.
@@ -335,7 +404,9 @@ func (a AuditConfig) options() audit.Options {
 func (c Config) apply(opts *gateway.Options) {
 	opts.Listen = c.Listen
 	opts.Workspace = c.Workspace
-	opts.Sandbox = c.Sandbox
+	opts.Sandbox = c.Sandbox.Backend
+	opts.NoCaches = !c.Sandbox.cachesOn()
+	opts.CachesDir = c.Sandbox.CachesDir
 	opts.Linux = c.Linux.options()
 	opts.PolicyDir = c.Policy.Dir
 	opts.Policy = c.Policy.Config
@@ -344,7 +415,7 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.DecisionCache = c.Policy.DecisionCache
 	opts.NoWatch = c.Policy.Watch != nil && !*c.Policy.Watch
 	opts.ReloadDebounce = c.Policy.ReloadDebounce
-	opts.Executor = c.Exec.executor()
+	opts.Executor = c.executor()
 	opts.Audit = c.Audit.options()
 	opts.BodyLimit = c.Server.BodyLimit
 	opts.ShutdownGrace = c.Server.ShutdownGrace

@@ -19,7 +19,11 @@ const fullConfig = `
 listen: 127.0.0.1:9001
 workspace: /srv/ws
 data: /srv/data
-sandbox: process
+sandbox: {backend: process, caches: false, caches_dir: /srv/caches}
+env:
+  mode: inherit
+  pass: [GOPROXY, "GONO*"]
+  set: {GOFLAGS: -mod=mod}
 log: {format: json, level: debug}
 policy:
   dir: /srv/policy
@@ -83,10 +87,11 @@ func TestServeOptionsFromFile(t *testing.T) {
 	no := false
 	want := gateway.Options{
 		Listen: "127.0.0.1:9001", Workspace: "/srv/ws", DataDir: "/srv/data", PolicyDir: "/srv/policy",
-		Sandbox: "process", Profile: "readonly", MaxScriptBytes: 4096, DecisionCache: 50, NoWatch: true, ReloadDebounce: time.Second,
+		Sandbox: "process", NoCaches: true, CachesDir: "/srv/caches", Profile: "readonly", MaxScriptBytes: 4096, DecisionCache: 50, NoWatch: true, ReloadDebounce: time.Second,
 		Executor: executor.Config{
 			DefaultTimeout: time.Minute, MaxTimeout: 30 * time.Minute, DefaultOutputChars: 5000, MaxOutputChars: 50000,
 			KillGrace: 3 * time.Second, EnvDeny: []string{"AWS_*"},
+			EnvMode: "inherit", EnvPass: []string{"GOPROXY", "GONO*"}, EnvSet: map[string]string{"GOFLAGS": "-mod=mod"},
 			Resources: executor.Resources{CoreDumps: true, FileSize: 1 << 20, OpenFiles: 256, Processes: 100},
 		},
 		Audit: audit.Options{CheckpointEvery: 10, MaxInputBytes: 2048, Mask: audit.MaskOptions{
@@ -180,6 +185,13 @@ func TestConfigRejects(t *testing.T) {
 		{"a: 1\n---\nb: 2", "field a not found"},
 		{"listen: x\n---\nlisten: y", "more than one YAML document"},
 		{"\x00", "control characters"},
+		{"sandbox: {backend: linux, cache: true}", "field cache not found in sandbox"},
+		{"sandbox: [linux]", "sandbox: want a backend name or a mapping"},
+		{"sandbox: {caches: maybe}", "cannot unmarshal"},
+		{"sandbox: {caches_dir: relative/dir}", "sandbox.caches_dir"},
+		{"env: {mode: everything}", "exec:"},
+		{"env: {set: {BASH_ENV: /tmp/x}}", "exec:"},
+		{"env: {pas: [X]}", "field pas not found"},
 	} {
 		var cfg Config
 		err := decodeConfig([]byte(tc.yaml), &cfg)

@@ -51,6 +51,7 @@ func commands() []command {
 		{"decide", "decide commands offline with the policy (nothing runs)", (*Main).runDecide},
 		{"policy", "test a policy bundle, print the system prompt, evaluate raw inputs", (*Main).runPolicy},
 		{"sandbox", "run one command in the linux sandbox, without gateway or policy", (*Main).runSandbox},
+		{"cache", "list and clear the per-workspace tool caches", (*Main).runCache},
 	}
 }
 

@@ -91,7 +91,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
 	}
 	opts := cfg.Linux.options()
-	opts.Workspace, opts.Config, opts.Pool = ws, cfg.Exec.executor(), -1 // one command: nothing to build ahead
+	opts.Workspace, opts.Config, opts.Pool = ws, cfg.executor(), -1 // one command: nothing to build ahead
 	e, err := linux.New(opts)
 	if err != nil {
 		return m.writeError("sandbox", "UNAVAILABLE", err.Error())

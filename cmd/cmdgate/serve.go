@@ -217,7 +217,7 @@ func (m *Main) serveConfig(sf serveFlags) (opts gateway.Options, cfg Config, err
 			return opts, cfg, fmt.Errorf("policy directory %s: %w", p, err)
 		}
 	}
-	opts.Sandbox = pick(sf.sandbox, "CMDGATE_SANDBOX", cfg.Sandbox)
+	opts.Sandbox = pick(sf.sandbox, "CMDGATE_SANDBOX", cfg.Sandbox.Backend)
 	switch opts.Sandbox {
 	case "", gateway.SandboxAuto, gateway.SandboxProcess, gateway.SandboxLinux, gateway.SandboxDocker:
 	default:

@@ -63,6 +63,23 @@ func New(opts Options) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c := opts.Config.Caches.Dir; c != "" {
+		if err := opts.Config.Caches.Prepare(); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		// Bound at its own path: it must be a real path, and never expose a system
+		// directory read-write.
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: cache area: %w", err)
+		}
+		for _, r := range opts.ReadOnly {
+			if within(r, real) {
+				return nil, fmt.Errorf("sandbox: cache area %s contains the system directory %s", real, r)
+			}
+		}
+		opts.Config.Caches.Dir = real
+	}
 	e := &Executor{
 		cfg:       opts.Config,
 		helper:    helper,
@@ -157,6 +174,9 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 	env, err := e.cfg.Environ()
 	if err != nil {
 		return executor.Result{}, executor.Internal("environment", err)
+	}
+	if err := e.cfg.Caches.Prepare(); err != nil { // a cleared area is refilled
+		return executor.Result{}, executor.Internal("tool caches", err)
 	}
 	wc := wire.Command{Dir: dir, Env: env, Stdin: spec.Stdin != "", Rlimits: rlimits(spec)}
 	if spec.ShellMode == executor.ShellDirect {
@@ -317,7 +337,7 @@ func (e *Executor) Probe(ctx context.Context) (Status, error) {
 }
 
 func (e *Executor) status() Status {
-	st := Status{Helper: e.helper, Cgroup: e.cgroups.Version(), Limits: []string{},
+	st := Status{Helper: e.helper, Caches: e.cfg.Caches.Dir, Cgroup: e.cgroups.Version(), Limits: []string{},
 		Unavailable: e.cgroups.Unavailable(), Pool: cap(e.pool)}
 	if st.Cgroup != 0 {
 		st.Limits = append(st.Limits, e.cgroups.InForce(e.limits.cgroup())...)

@@ -124,6 +124,7 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 		ReadOnly:  e.readOnly,
 		Hide:      e.hide,
 		Network:   network,
+		Caches:    e.cfg.Caches.Dir,
 		Hostname:  "cmdgate",
 		TmpSize:   e.tmpSize,
 	})

@@ -4,6 +4,8 @@ package linux
 type Status struct {
 	// Helper is the init program.
 	Helper string `json:"helper"`
+	// Caches is the tool cache area bound read-write ("" when none).
+	Caches string `json:"caches,omitempty"`
 	// Landlock is the Landlock ABI version the rules are enforced with (after Probe).
 	Landlock int `json:"landlock"`
 	// Rlimits names the rlimits applied to every command.

@@ -61,6 +61,9 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 	if err != nil {
 		return executor.Result{}, executor.Internal("environment", err)
 	}
+	if err := e.cfg.Caches.Prepare(); err != nil {
+		return executor.Result{}, executor.Internal("tool caches", err)
+	}
 	if ctx.Err() != nil {
 		return executor.Result{}, fmt.Errorf("run %s: not started: %w", argv[0], context.Cause(ctx))
 	}

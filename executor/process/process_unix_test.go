@@ -225,7 +225,7 @@ func TestRunScriptTooLong(t *testing.T) {
 	}
 }
 
-// The command inherits the gateway's environment, minus the denylist.
+// In the inherit mode the command gets the gateway's environment, minus the denylist.
 func TestRunEnvironment(t *testing.T) {
 	testenv.NeedCommand(t, "bash")
 	dir := t.TempDir()
@@ -238,7 +238,7 @@ func TestRunEnvironment(t *testing.T) {
 	t.Setenv("CMDGATE_TOKEN", "gateway token")
 	t.Setenv("BASH_ENV", inject)
 	t.Setenv("BASH_FUNC_echo%%", "() { builtin echo hijacked; }")
-	e := process.New(process.Options{Config: executor.Config{EnvDeny: []string{"EXECTEST_SEC*"}}})
+	e := process.New(process.Options{Config: executor.Config{EnvMode: executor.EnvInherit, EnvDeny: []string{"EXECTEST_SEC*"}}})
 	res := run(t, e, executor.Spec{
 		Script: `echo "[$EXECTEST_INHERITED] [$EXECTEST_SECRET] [$CMDGATE_TOKEN] [$BASH_ENV]"`,
 		Dir:    dir,

@@ -216,6 +216,11 @@ func buildRoot(cfg wire.Config) error {
 	if err := bind(cfg.Workspace, attrRW); err != nil {
 		return fail("bind the workspace "+cfg.Workspace, err)
 	}
+	if cfg.Caches != "" {
+		if err := bind(cfg.Caches, attrRW); err != nil {
+			return fail("bind the tool caches "+cfg.Caches, err)
+		}
+	}
 	if err := mountProc(); err != nil {
 		return fail("mount /proc", err)
 	}
@@ -497,7 +502,7 @@ func restrictPaths(cfg wire.Config) (int, error) {
 	rules := []landlock.Rule{
 		landlock.RODirs(ro...),
 		landlock.PathAccess(landlock.AccessFSSet(unix.LANDLOCK_ACCESS_FS_READ_DIR), "/"),
-		landlock.RWDirs(cfg.Workspace, "/tmp", "/dev/shm").WithRefer(),
+		landlock.RWDirs(rwDirs(cfg)...).WithRefer(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
 		landlock.ROFiles("/dev/random", "/dev/urandom").IgnoreIfMissing(),
 	}
@@ -645,15 +650,31 @@ func lookIn(path, name string) (string, error) {
 	return "", exec.ErrNotFound
 }
 
-// home is HOME in the sandbox when the gateway's own is not in the workspace: the host's
-// home is not in the sandbox, and tools (go, npm, cargo, pip) keep caches under it.
+// rwDirs are the directories the command may write: the workspace, the tool caches,
+// /tmp and /dev/shm.
+func rwDirs(cfg wire.Config) []string {
+	dirs := []string{cfg.Workspace, "/tmp", "/dev/shm"}
+	if cfg.Caches != "" {
+		dirs = append(dirs, cfg.Caches)
+	}
+	return dirs
+}
+
+// home is HOME in the sandbox when neither the tool caches nor the workspace hold the
+// one the command was given: the host's home is not in the sandbox, and tools (go, npm,
+// cargo, pip) keep caches under it.
 const home = "/tmp/home"
 
 // environ is the command's environment: env with HOME and TMPDIR moved inside the
-// sandbox when they point outside it.
+// sandbox when they point outside what it may write.
 func environ(cfg wire.Config, env []string) []string {
 	inside := func(p string) bool {
-		return p == cfg.Workspace || strings.HasPrefix(p, cfg.Workspace+"/") || p == "/tmp" || strings.HasPrefix(p, "/tmp/")
+		for _, d := range rwDirs(cfg) {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
 	}
 	out := make([]string, 0, len(env)+1)
 	hasHome := false

@@ -35,6 +35,9 @@ type Config struct {
 	// Network keeps the host's network; the executor then does not create a network
 	// namespace. Without it the init brings up the loopback of its new namespace.
 	Network bool `json:"network,omitempty"`
+	// Caches, when set, is the workspace's tool cache area, bound read-write at its own
+	// path after the workspace; HOME lies in it.
+	Caches string `json:"caches,omitempty"`
 	// Hostname is the sandbox's host name (its own UTS namespace).
 	Hostname string `json:"hostname"`
 	// TmpSize bounds the private /tmp and /dev/shm, in bytes each.
