@@ -12,6 +12,7 @@ import (
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -87,6 +88,9 @@ type Options struct {
 	// Runner, when set, runs the commands instead of the backend Sandbox names. It is
 	// for embedding cmdgate with another backend (and for tests); nil is the default.
 	Runner executor.Executor
+	// SandboxInput is what Runner guarantees, for the policy input's sandbox (its
+	// Backend is "custom"); the zero value guarantees nothing. Unused without Runner.
+	SandboxInput parse.Sandbox
 	// Audit configures the audit store in DataDir.
 	Audit audit.Options
 	// Logger receives the structured logs; nil discards them.

@@ -42,7 +42,8 @@ type parsedDoc struct {
 	key      [sha256.Size]byte
 	commands json.RawMessage // doc.Commands, for the answer
 	// input is the document's JSON without its principal and request, which lead it:
-	// `,"commands":…,"assignments":…,"features":…,"error":…}`.
+	// `,"commands":…,"assignments":…,"features":…,"error":…,"sandbox":…}`. (The
+	// sandbox is the server's, the same for every request: the shape need not hold it.)
 	input []byte
 	// tmpl is the input prepared for the audit store, nil when the store cannot take
 	// it as a template (then appendInput gives each record its input).
@@ -73,6 +74,7 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 	doc.Principal = principal
 	doc.Request.Task = req.Task
 	doc.Request.Profile = s.opts.Profile
+	doc.Sandbox = s.sandboxInput
 	if ok {
 		if p, err := newParsedDoc(doc, key); err == nil {
 			if in, err := p.appendInput(nil, doc.Principal, doc.Request); err == nil {
@@ -177,7 +179,8 @@ func newParsedDoc(doc *parse.Document, key [sha256.Size]byte) (*parsedDoc, error
 		Assignments []parse.Assignment `json:"assignments"`
 		Features    parse.Features     `json:"features"`
 		Error       *parse.Error       `json:"error"`
-	}{commands, doc.Assignments, doc.Features, doc.Error})
+		Sandbox     parse.Sandbox      `json:"sandbox"`
+	}{commands, doc.Assignments, doc.Features, doc.Error, doc.Sandbox})
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,8 @@ import (
 func TestParsedDocInput(t *testing.T) {
 	t.Parallel()
 	// The parts name the document's fields one by one: a new field must be added there.
-	if n := reflect.TypeFor[parse.Document]().NumField(); n != 6 {
-		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 6: update newParsedDoc and appendInput", n)
+	if n := reflect.TypeFor[parse.Document]().NumField(); n != 7 {
+		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 7: update newParsedDoc and appendInput", n)
 	}
 	opts := parse.Options{Cwd: "/ws/sub", Workspace: "/ws", ShellMode: "bash"}
 	docs := []*parse.Document{
@@ -36,6 +36,7 @@ EOF
 	for _, doc := range docs {
 		doc.Principal = parse.Principal{Name: "agent \"1\" <a>", Role: "agent"}
 		doc.Request.Task, doc.Request.Profile = "t-1", "default"
+		doc.Sandbox = parse.Sandbox{Backend: "linux", Isolated: true, PrivateTmp: true, Home: "/data/caches/ws-1/home"}
 		p, err := newParsedDoc(doc, [32]byte{})
 		if err != nil {
 			t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -36,6 +38,7 @@ type Server struct {
 	runner        executor.Executor
 	sandbox       string // the backend chosen
 	sandboxStatus SandboxStatus
+	sandboxInput  parse.Sandbox // what the backend guarantees, in every policy input
 	metrics       *metrics
 	limiter       *authLimiter
 	echo          *echo.Echo
@@ -80,6 +83,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.sandboxStatus.Caches = s.cachesStatus()
+	s.sandboxInput = s.sandboxGuarantees()
 	s.sandbox = s.sandboxStatus.Backend
 	// Everything below that fails must release the backend (a pool of sandboxes).
 	ok := false
@@ -137,6 +141,26 @@ func (s *Server) prepareCaches() error {
 		return fmt.Errorf("tool caches: %w", err)
 	}
 	return nil
+}
+
+// sandboxGuarantees is the policy input's sandbox: what the backend in use guarantees.
+// The linux backend isolates, with a private /tmp and a HOME of the workspace's own;
+// the process backend guarantees nothing; an embedder's Runner says what it
+// guarantees in Options.SandboxInput.
+func (s *Server) sandboxGuarantees() parse.Sandbox {
+	switch {
+	case s.opts.Runner != nil:
+		sb := s.opts.SandboxInput
+		sb.Backend = s.sandbox
+		return sb
+	case s.sandbox == SandboxLinux:
+		home := s.opts.Executor.Caches.Home()
+		if home == "" {
+			home = linux.SandboxHome
+		}
+		return parse.Sandbox{Backend: SandboxLinux, Isolated: true, PrivateTmp: true, Home: home}
+	}
+	return parse.Sandbox{Backend: s.sandbox}
 }
 
 // cachesStatus is what /healthz says of the tool caches.

@@ -19,6 +19,30 @@ type Document struct {
 	Assignments []Assignment `json:"assignments"`
 	Features    Features     `json:"features"`
 	Error       *Error       `json:"error"`
+	// Sandbox is what the backend that will run the command guarantees; the caller
+	// fills it. The zero value guarantees nothing, and the default rules are then as
+	// strict as for the process backend. Additive field.
+	Sandbox Sandbox `json:"sandbox"`
+}
+
+// Sandbox describes the isolation a command will run in, so that rules can allow what
+// the sandbox makes harmless and nothing else.
+type Sandbox struct {
+	// Backend names the executor: "linux", "process", "docker", "custom" (an embedder's),
+	// or "" when unknown (the offline CLI).
+	Backend string `json:"backend"`
+	// Isolated is true when the command sees only the workspace, the system directories
+	// (read-only) and what the fields below name: the host's home directories, /var,
+	// /run and the rest of its files are not there, and nothing outside the workspace
+	// is writable but PrivateTmp and Home.
+	Isolated bool `json:"isolated"`
+	// PrivateTmp is true when /tmp (and /dev/shm) are the command's own, empty at its
+	// start and gone at its end.
+	PrivateTmp bool `json:"private_tmp"`
+	// Home is the command's HOME when the sandbox gives it one of its own (the
+	// workspace's persistent home with its tool caches), "" otherwise. With Isolated,
+	// `~` and paths under Home name that directory and nothing of the host's.
+	Home string `json:"home"`
 }
 
 // Principal is who asked.

@@ -33,6 +33,7 @@ func InputValue(doc *parse.Document) ast.Value {
 		b.item(kAssignments, b.assignments(doc.Assignments)),
 		b.item(kFeatures, features(doc.Features)),
 		b.item(kError, b.errorValue(doc.Error)),
+		b.item(kSandbox, sandboxValue(doc.Sandbox)),
 	)
 }
 
@@ -51,6 +52,8 @@ var (
 	kPipeline, kSubshell, kSubstitution, kBackground, kCondition, kFunction, kPipelineID, kStage = key("pipeline"), key("subshell"), key("substitution"), key("background"), key("condition"), key("function"), key("pipeline_id"), key("stage")
 
 	kLine, kCol, kValue, kAppend, kMessage = key("line"), key("col"), key("value"), key("append"), key("message")
+
+	kSandbox, kBackend, kIsolated, kPrivateTmp, kHome = key("sandbox"), key("backend"), key("isolated"), key("private_tmp"), key("home")
 
 	kCommandSubstitution, kProcessSubstitution, kHeredoc, kFunctionDefinition, kEval, kNestedShell = key("command_substitution"), key("process_substitution"), key("heredoc"), key("function_definition"), key("eval"), key("nested_shell")
 
@@ -353,6 +356,20 @@ func (b *builder) assignments(as []parse.Assignment) ast.Value {
 
 func features(f parse.Features) ast.Value {
 	return cached(&featuresCache, f, buildFeatures)
+}
+
+// sandboxCache holds the sandbox values: a gateway has one.
+var sandboxCache sync.Map
+
+func sandboxValue(sb parse.Sandbox) ast.Value {
+	return cached(&sandboxCache, sb, func(sb parse.Sandbox) ast.Value {
+		return ast.NewObject(
+			[2]*ast.Term{kBackend, ast.StringTerm(sb.Backend)},
+			boolean(kIsolated, sb.Isolated),
+			boolean(kPrivateTmp, sb.PrivateTmp),
+			[2]*ast.Term{kHome, ast.StringTerm(sb.Home)},
+		)
+	})
 }
 
 func buildFeatures(f parse.Features) ast.Value {

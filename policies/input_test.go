@@ -24,6 +24,9 @@ func TestInputValueMatchesJSON(t *testing.T) {
 	for _, c := range loadCorpus(t) {
 		docs = append(docs, parse.Script(c.script, corpusOptions))
 	}
+	sandboxed := parse.Script("cat ~/.npmrc > /tmp/x", corpusOptions)
+	sandboxed.Sandbox = parse.Sandbox{Backend: "linux", Isolated: true, PrivateTmp: true, Home: "/data/caches/ws-1/home"}
+	docs = append(docs, sandboxed)
 	for _, doc := range docs {
 		raw, err := json.Marshal(doc)
 		if err != nil {

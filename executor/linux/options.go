@@ -9,10 +9,15 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
+	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 )
 
 // HelperName is the sandbox init program (cmd/cmdgate-sandbox).
 const HelperName = "cmdgate-sandbox"
+
+// SandboxHome is HOME inside a sandbox without tool caches: a directory of its private
+// /tmp. With caches, HOME is executor.Caches.Home.
+const SandboxHome = wire.DefaultHome
 
 // DefaultReadOnly are the host directories every sandbox sees, read-only: the programs,
 // their libraries and the system configuration. The host's home directories, /root,

@@ -663,7 +663,7 @@ func rwDirs(cfg wire.Config) []string {
 // home is HOME in the sandbox when neither the tool caches nor the workspace hold the
 // one the command was given: the host's home is not in the sandbox, and tools (go, npm,
 // cargo, pip) keep caches under it.
-const home = "/tmp/home"
+const home = wire.DefaultHome
 
 // environ is the command's environment: env with HOME and TMPDIR moved inside the
 // sandbox when they point outside what it may write.

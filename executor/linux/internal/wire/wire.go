@@ -44,6 +44,10 @@ type Config struct {
 	TmpSize int64 `json:"tmp_size"`
 }
 
+// DefaultHome is HOME in the sandbox when neither the tool caches nor the workspace
+// hold the one the command was given: a directory of its private /tmp.
+const DefaultHome = "/tmp/home"
+
 // Command is what to run in a built sandbox: the second message on descriptor 3. End of
 // file instead means nothing: the init exits (a probe, a sandbox the executor drops).
 type Command struct {

@@ -128,7 +128,45 @@ outside_write(t) if {
 	t.dynamic == false
 	t.inside_workspace == false
 	not sink(t.path)
+	not sandbox_private(t)
 }
+
+# sandbox_private reports a target that the sandbox makes the command's own
+# (input.sandbox): its private /tmp and /dev/shm, and, in an isolated sandbox with a
+# HOME of its own, that home, named by path or by ~ (not ~user). Writing there
+# touches nothing of the host's, and nothing there is the host's secret. Without the
+# guarantees (the process backend, the offline CLI) nothing is private.
+sandbox_private(t) if private_path(t.path)
+
+sandbox_private(t) if {
+	t.dynamic == false
+	own_home_text(object.get(t, "text", object.get(t, "target", "")))
+}
+
+private_path(p) if {
+	input.sandbox.private_tmp == true
+	some d in ["/tmp", "/dev/shm"]
+	under(p, d)
+}
+
+private_path(p) if under(p, own_home)
+
+own_home_text(text) if {
+	own_home
+	tilde_home(text)
+}
+
+# own_home is the isolated sandbox's HOME (an absolute path other than /).
+own_home := h if {
+	input.sandbox.isolated == true
+	h := input.sandbox.home
+	startswith(h, "/")
+	h != "/"
+}
+
+tilde_home("~")
+
+tilde_home(text) if startswith(text, "~/")
 
 # git_internal reports a write target inside a .git directory (hooks, config): writing
 # there makes the next `git status` run what it names.

@@ -2,21 +2,27 @@ package cmdgate.lib
 
 # Secret locations (data.cmdgate.lists.secrets).
 
-# secret reports an operand-like object that names a secret location.
+# secret reports an operand-like object that names a secret location, unless the
+# sandbox makes it the command's own (sandbox_private: its private /tmp, its own home).
 secret(o) if {
+	secret_location(o)
+	not sandbox_private(o)
+}
+
+secret_location(o) if {
 	not o.dynamic
 	o.path != ""
 	secret_path(clean(o.path))
 }
 
-secret(o) if {
+secret_location(o) if {
 	object.get(o, "glob", false)
 	not o.dynamic
 	o.path != ""
 	secret_glob(clean(o.path))
 }
 
-secret(o) if {
+secret_location(o) if {
 	secret_text_candidate(o)
 	regex.match(lists.secrets.text_pattern, o.text)
 }
