@@ -42,7 +42,7 @@ effect_order(e) := 0 if e != "ask"
 # known at once.)
 decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if {
 	count(checks.findings) == 0
-} else := {"action": "allow", "reasons": [], "sandbox": {"network": true}} if {
+} else := {"action": "allow", "reasons": [], "sandbox": {"network": network}} if {
 	count({f | some f in findings; f.effect == "network"}) == count(findings)
 } else := {
 	"action": action,
@@ -50,13 +50,28 @@ decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if
 	"sandbox": {"network": network},
 }
 
-# network is true when the request may run and a command needs the network (a finding
-# with effect "network", checks/commands.rego).
+# network is true when the request may run, a command needs the network (a finding
+# with effect "network", checks/commands.rego: a dependency install or download), and
+# every other command of the request is one that runs no project code
+# (data.cmdgate.lists.network_alongside: cd, echo, ls, cat, mkdir, ...). The grant is
+# for the request as a whole, so a request that mixes an install with a build, a test
+# or a script (`npm ci && npm test`) runs without network: the install then fails
+# offline, and run on its own it gets the network.
 default network := false
 
 network if {
 	count(findings) > 0
 	action != "deny"
-	some f in findings
-	f.effect == "network"
+	needing := {f.command | some f in findings; f.effect == "network"}
+	count(needing) > 0
+	every c in input.commands {
+		network_alongside(c, needing)
+	}
+}
+
+network_alongside(c, needing) if c.index in needing
+
+network_alongside(c, _) if {
+	not c.dynamic_name
+	c.name in data.cmdgate.lists.network_alongside
 }
