@@ -122,3 +122,86 @@ func TestGatewaySecretsStayOut(t *testing.T) {
 		})
 	}
 }
+
+// The system prompt describes the running configuration, for each backend.
+func TestPromptMatchesConfig(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{SandboxProcess, SandboxLinux} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var env *testEnv
+			if backend == SandboxLinux {
+				env = linuxEnv(t, SandboxLinux)
+			} else {
+				env = newEnv(t)
+			}
+			a := env.do("GET", "/v1/policy/prompt?format=text", "agent", nil)
+			if a.status != 200 {
+				t.Fatalf("prompt = %d %s", a.status, a.body)
+			}
+			p := string(a.body)
+			st := env.srv.SandboxStatus()
+			want := []string{"`" + env.ws + "`", "`" + st.Caches.Home + "`, kept between commands", "`POST /v1/exec`", "30s per command", "at most 2m"}
+			not := []string{"Docker", "/workspace/project", "Automatically installed", "MCP"}
+			if backend == SandboxLinux {
+				want = append(want, "fresh Linux sandbox", "`/tmp` is private", "Network: none, except for dependency installs")
+			} else {
+				want = append(want, "Sandbox: none", "Network: not isolated")
+				not = append(not, "private", "Linux sandbox")
+			}
+			for _, w := range want {
+				if !strings.Contains(p, w) {
+					t.Errorf("prompt lacks %q:\n%s", w, p)
+				}
+			}
+			for _, n := range not {
+				if strings.Contains(p, n) {
+					t.Errorf("prompt says %q:\n%s", n, p)
+				}
+			}
+			// The same text as the offline description of this configuration.
+			if got := env.srv.engine.PromptFor(env.srv.PromptEnv()); got != p {
+				t.Errorf("GET /v1/policy/prompt differs from PromptFor(PromptEnv())")
+			}
+		})
+	}
+}
+
+// What the linux sandbox makes harmless is allowed there and still denied under the
+// process backend: writing a private /tmp, reading the sandbox's own home.
+func TestSandboxAwarePolicy(t *testing.T) {
+	t.Parallel()
+	linuxGW, processGW := linuxEnv(t, SandboxLinux), newEnv(t)
+	for _, cmd := range []string{"echo scratch > /tmp/notes.txt && cat /tmp/notes.txt", "ls -la ~", "echo x > ~/.note && cat ~/.note"} {
+		var res struct {
+			Decision string `json:"decision"`
+			ExitCode int    `json:"exit_code"`
+		}
+		a := linuxGW.exec(linuxGW.tokens["agent"], map[string]any{"command": cmd})
+		a.decode(t, &res)
+		if a.status != 200 || res.Decision != "allow" || res.ExitCode != 0 {
+			t.Errorf("linux: exec %q = %d %s, want it allowed and run", cmd, a.status, a.body)
+		}
+		if d := processGW.exec(processGW.tokens["agent"], map[string]any{"command": cmd}); d.status != 403 {
+			t.Errorf("process: exec %q = %d %s, want 403 DENIED", cmd, d.status, d.body)
+		}
+	}
+	// The host's secrets stay out of reach in the sandbox too.
+	for _, cmd := range []string{"cat /root/.ssh/id_rsa", "ls /home/*/.ssh", "cat /etc/shadow", "echo x > /etc/cron.d/x"} {
+		if d := linuxGW.exec(linuxGW.tokens["agent"], map[string]any{"command": cmd}); d.status != 403 {
+			t.Errorf("linux: exec %q = %d %s, want 403 DENIED", cmd, d.status, d.body)
+		}
+	}
+	// The policy input records the guarantees.
+	var input struct {
+		Sandbox map[string]any `json:"sandbox"`
+	}
+	recs := linuxGW.recordsOf(audit.KindDecision)
+	if err := json.Unmarshal(recs[len(recs)-1].Input, &input); err != nil {
+		t.Fatal(err)
+	}
+	if input.Sandbox["backend"] != "linux" || input.Sandbox["isolated"] != true || input.Sandbox["private_tmp"] != true ||
+		input.Sandbox["home"] != linuxGW.srv.SandboxStatus().Caches.Home {
+		t.Errorf("the decision record's input sandbox = %v", input.Sandbox)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -164,8 +165,41 @@ func (s *Server) handlePolicy(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// handlePrompt answers seed 001 6.5's system-prompt text with the allowed commands by
-// category: {revision, prompt} as JSON, or the bare text with ?format=text.
+// handlePrompt answers the system-prompt text of this gateway (what is in force: the
+// workspace, the sandbox, the network rule, the tools, and the allowed commands by
+// category): {revision, prompt} as JSON, or the bare text with ?format=text.
+// PromptEnv describes the running configuration for the system prompt.
+func (s *Server) PromptEnv() policies.PromptEnv {
+	sb := s.sandboxInput
+	ec := s.opts.Executor
+	env := policies.PromptEnv{
+		Workspace: s.ws.Root(), Backend: s.sandbox,
+		Isolated: sb.Isolated, PrivateTmp: sb.PrivateTmp, Home: sb.Home,
+		Caches: ec.Caches.Dir != "",
+		Tools: []string{
+			"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
+			"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
+		},
+	}
+	if env.Caches {
+		env.Home = ec.Caches.Home()
+	}
+	env.DefaultTimeout, _ = ec.TimeoutMS(nil)
+	env.MaxTimeout = ec.MaxTimeout
+	if env.MaxTimeout == 0 {
+		env.MaxTimeout = executor.DefaultMaxTimeout
+	}
+	switch {
+	case s.sandbox == SandboxProcess:
+		env.Network = "not isolated: commands reach the network as the gateway's host does"
+	case s.sandbox == SandboxLinux && s.opts.PolicyDir == "":
+		env.Network = "none, except for dependency installs and downloads run as commands of their own (for example `npm ci`, `pip install -r requirements.txt`, `go mod download`, `cargo fetch`, `bundle install`): the policy grants those the network"
+	case s.sandbox == SandboxLinux:
+		env.Network = "none, unless the policy grants it to a command"
+	}
+	return env
+}
+
 func (s *Server) handlePrompt(c echo.Context) error {
 	format := "json"
 	for name, vals := range c.QueryParams() {
@@ -174,7 +208,7 @@ func (s *Server) handlePrompt(c echo.Context) error {
 		}
 		format = vals[0]
 	}
-	prompt := s.engine.Prompt()
+	prompt := s.engine.PromptFor(s.PromptEnv())
 	if format == "text" {
 		return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, []byte(prompt))
 	}

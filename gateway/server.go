@@ -83,8 +83,8 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.sandboxStatus.Caches = s.cachesStatus()
-	s.sandboxInput = s.sandboxGuarantees()
 	s.sandbox = s.sandboxStatus.Backend
+	s.sandboxInput = s.sandboxGuarantees()
 	// Everything below that fails must release the backend (a pool of sandboxes).
 	ok := false
 	defer func() {
@@ -125,6 +125,35 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.echo = s.newEcho()
 	ok = true
 	return s, nil
+}
+
+// PromptEnvFor is the environment a Server with opts would describe in its system
+// prompt (Server.PromptEnv), found without starting one: the workspace and the backend
+// are resolved as New resolves them (the sandbox is probed, then released); nothing is
+// opened in DataDir.
+func PromptEnvFor(ctx context.Context, opts Options) (policies.PromptEnv, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return policies.PromptEnv{}, fmt.Errorf("gateway options: %w", err)
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
+		return policies.PromptEnv{}, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
+	}
+	probe := s.opts
+	probe.Linux.Pool = -1 // one probe: nothing to build ahead
+	probe.Executor.Caches = executor.Caches{}
+	runner, status, err := newRunner(ctx, probe, s.ws.Root())
+	if err != nil {
+		return policies.PromptEnv{}, err
+	}
+	closeRunner(runner)
+	if ec := &s.opts.Executor; ec.Caches.Dir == "" && !opts.NoCaches && opts.Runner == nil {
+		ec.Caches = executor.Caches{Dir: executor.CacheDir(opts.CachesDir, s.ws.Root())}
+	}
+	s.sandbox = status.Backend
+	s.sandboxInput = s.sandboxGuarantees()
+	return s.PromptEnv(), nil
 }
 
 // prepareCaches gives the executor the workspace's tool cache area (unless caches are

@@ -303,7 +303,7 @@ func (e *Engine) Snapshot() Snapshot {
 		Files:     append([]File(nil), s.files...),
 		Config:    s.config,
 		Allowlist: s.effective,
-		Prompt:    promptText(s.effective),
+		Prompt:    promptText(s.effective, PromptEnv{}),
 	}
 }
 

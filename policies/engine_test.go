@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -377,6 +378,48 @@ func TestRevisionIsAContentHash(t *testing.T) {
 	write(".hidden.rego", "not rego at all")
 	if r5 := newEngine(t, WithDir(dir)).Revision(); r5 != r4 {
 		t.Error("a hidden file changed the revision")
+	}
+}
+
+// The prompt says what is in force, and only that: the Docker text only for the docker
+// backend.
+func TestPromptFor(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	untrue := []string{"Docker", "/workspace/project", "Automatically installed", "MCP", "{allowed_commands_list}"}
+	for _, tc := range []struct {
+		name      string
+		env       PromptEnv
+		want, not []string
+	}{
+		{"linux", PromptEnv{Workspace: "/srv/ws", Backend: "linux", Isolated: true, PrivateTmp: true, Home: "/data/caches/ws-1/home", Caches: true,
+			Network: "none, except for dependency installs", Tools: []string{"`POST /v1/exec`: run"}, DefaultTimeout: 30 * time.Second, MaxTimeout: 30 * time.Minute},
+			[]string{"`/srv/ws`", "fresh Linux sandbox", "`/tmp` is private", "`/data/caches/ws-1/home`, kept between commands", "Network: none, except for dependency installs",
+				"- `POST /v1/exec`: run", "30s per command", "at most 30m", "as commands of their own", "Build/Package Management: npm"},
+			untrue},
+		{"process", PromptEnv{Workspace: "/srv/ws", Backend: "process", Home: "/data/caches/ws-1/home", Caches: true, Network: "not isolated"},
+			[]string{"`/srv/ws`", "Sandbox: none", "Network: not isolated", "File Operations: ls"},
+			append([]string{"private", "fresh Linux sandbox", "Time limit"}, untrue...)},
+		{"unknown", PromptEnv{},
+			[]string{"not known here", "### Available Commands"},
+			append([]string{"Working directory", "Network:", "Home directory"}, untrue...)},
+		{"docker", PromptEnv{Backend: "docker"},
+			[]string{"Docker execution environment", "/workspace/project/", "Build/Package Management: npm"},
+			[]string{"{allowed_commands_list}"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := e.PromptFor(tc.env)
+			for _, w := range tc.want {
+				if !strings.Contains(p, w) {
+					t.Errorf("PromptFor(%s) lacks %q:\n%s", tc.name, w, p)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(p, n) {
+					t.Errorf("PromptFor(%s) says %q:\n%s", tc.name, n, p)
+				}
+			}
+		})
 	}
 }
 

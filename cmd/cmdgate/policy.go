@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/cmdgate/cmdgate/gateway"
 	"github.com/cmdgate/cmdgate/policies"
 )
 
@@ -17,7 +18,8 @@ const policyUsage = `usage: cmdgate policy <command> [flags]
 
   test [DIR]     run the bundle's Rego tests (the embedded bundle without DIR): pass/fail
                  counts, the failures and the coverage; exit status 1 when a test fails
-  prompt         print the system-prompt text (seed 001 6.5) with the allowed commands
+  prompt         print the system prompt: what cmdgate offers a model, with the allowed
+                 commands by category
   eval           decide a raw policy input document (JSON): for rule authors
 
 Run 'cmdgate policy <command> -h' for its flags.`
@@ -96,9 +98,21 @@ func (m *Main) runPolicyPrompt(ctx context.Context, args []string) int {
 	fs.SetOutput(m.Stderr)
 	dir := fs.String("policy", "", "policy bundle directory (default: the embedded bundle)")
 	config := fs.String("config", "", "configuration file (default: $CMDGATE_CONFIG)")
+	workspace := fs.String("workspace", "", "the workspace to describe (default: as cmdgate serve: $CMDGATE_WORKSPACE, the configuration's, the current directory)")
+	sandbox := fs.String("sandbox", "", "the backend to describe: auto, process or linux (default: as cmdgate serve; auto probes the linux sandbox)")
+	remoteURL := fs.String("url", "", "print the prompt of the gateway at this URL (GET /v1/policy/prompt) instead")
+	tokenFile := fs.String("token-file", "", "with --url: read the token from this file instead of $CMDGATE_TOKEN")
 	text := fs.Bool("text", false, "print the prompt text itself, not the JSON envelope")
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, "usage: cmdgate policy prompt [--policy DIR] [--config FILE] [--text]")
+		fmt.Fprintln(fs.Output(), `usage: cmdgate policy prompt [--policy DIR] [--config FILE] [--workspace DIR] [--sandbox NAME] [--text]
+       cmdgate policy prompt --url URL [--token-file FILE] [--text]
+
+Prints the system prompt that tells a model what cmdgate offers: the workspace, the
+sandbox and what it isolates, when commands get the network, the tools, the time
+limits, and the allowed commands by category. Offline it describes what cmdgate serve
+would run with the same configuration; with --url it is the running gateway's own.
+
+flags:`)
 		fs.PrintDefaults()
 	}
 	operands, err := parseInterspersed(fs, args)
@@ -109,19 +123,49 @@ func (m *Main) runPolicyPrompt(ctx context.Context, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	if *remoteURL != "" {
+		c, err := m.newClient(*remoteURL, *tokenFile)
+		if err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+		}
+		status, body, err := c.call(ctx, "GET", "/v1/policy/prompt", nil, nil)
+		if err != nil {
+			return m.clientFailed(typ, err)
+		}
+		if *text && status == 200 {
+			var p struct {
+				Prompt string `json:"prompt"`
+			}
+			if err := json.Unmarshal(body, &p); err == nil {
+				fmt.Fprint(m.Stdout, p.Prompt)
+				return exitOK
+			}
+		}
+		return m.writeAnswer(typ, status, body)
+	}
 	e, _, err := m.loadEngine(ctx, *dir, *config)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}
+	opts, _, err := m.serveConfig(serveFlags{config: *config, workspace: *workspace, sandbox: *sandbox, policy: *dir})
+	if err != nil {
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+	}
+	opts.Logger = nil // the probe's findings are the prompt's, not log lines
+	env, err := gateway.PromptEnvFor(ctx, opts)
+	if err != nil {
+		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
+	}
+	prompt := e.PromptFor(env)
 	if *text {
-		fmt.Fprint(m.Stdout, e.Prompt())
+		fmt.Fprint(m.Stdout, prompt)
 		return exitOK
 	}
 	return m.writeResult(typ, struct {
 		Prompt    string             `json:"prompt"`
 		Allowlist policies.Allowlist `json:"allowlist"`
 		Revision  string             `json:"revision"`
-	}{e.Prompt(), e.Allowlist(), e.Revision()})
+	}{prompt, e.Allowlist(), e.Revision()})
 }
 
 // maxEvalInput bounds the input document of `policy eval`.
