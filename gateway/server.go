@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,7 +169,10 @@ func (s *Server) prepareCaches() error {
 		return nil
 	}
 	if err := ec.Caches.Prepare(); err != nil {
-		return fmt.Errorf("tool caches: %w", err)
+		if strings.HasPrefix(ec.Caches.Dir, s.opts.DataDir+string(filepath.Separator)) {
+			return fmt.Errorf("data directory %s: tool caches: %w", s.opts.DataDir, err)
+		}
+		return fmt.Errorf("tool caches %s: %w", ec.Caches.Dir, err)
 	}
 	return nil
 }

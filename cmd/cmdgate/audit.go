@@ -41,6 +41,20 @@ a word followed by * matches the words it begins: -q 'curl kube*'.
 T is RFC 3339 (2030-01-02T15:04:05Z), a date (2030-01-02, UTC) or a duration before now
 (24h, 90m).`
 
+// auditSubUsage describes each audit subcommand for its -h.
+var auditSubUsage = map[string]string{
+	"query": "One page of records, newest first, as one JSON object {records, next_cursor}.\n" +
+		"-q TEXT matches records containing every word of TEXT; a word followed by * matches\n" +
+		"the words it begins. T is RFC 3339, a date (UTC) or a duration before now (24h).\n",
+	"verify": "Walks the hash chain and checks the signed checkpoints. Exits 1 and names the first\n" +
+		"broken record when the log was edited, cut, reordered or rolled back.\n",
+	"export": "Every matching record as JSON lines, oldest first, with OPA decision-log field\n" +
+		"names; the filters of query, and --limit N (0: all).\n",
+	"pubkey": "The public key that signs the checkpoints (PEM, PKIX) and its key id.\n",
+	"append": "Appends the records given as JSON lines on stdin (the form query prints; seq, id,\n" +
+		"time and hashes are assigned anew, secrets masked). Creates the store if there is none.\n",
+}
+
 // runAudit implements `cmdgate audit query|verify|export|pubkey|append`.
 func (m *Main) runAudit(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -64,28 +78,39 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 	typ := "audit_" + sub
 	fs := flag.NewFlagSet("audit "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
-	fs.Usage = func() { fmt.Fprintln(m.Stderr, auditUsage) }
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: cmdgate audit %s [flags]\n\n%s\nflags:\n", sub, auditSubUsage[sub])
+		fs.PrintDefaults()
+	}
 	data := fs.String("data", "", "data directory (default: $CMDGATE_DATA, $XDG_DATA_HOME/cmdgate, ~/.local/share/cmdgate)")
 	var qf queryFlags
 	if sub == "query" || sub == "export" {
 		qf.register(fs, sub)
 	}
-	pubkey := fs.String("pubkey", "", "")
-	out := fs.String("out", "", "")
+	var pubkey, out *string
 	var checkpoints stringList
-	if sub == "verify" {
-		fs.Var(&checkpoints, "checkpoint", "")
+	switch sub {
+	case "verify":
+		pubkey = fs.String("pubkey", "", "verify the checkpoints with this public key (PEM), an auditor's own copy")
+		fs.Var(&checkpoints, "checkpoint", "a checkpoint saved earlier (JSON file) the log must still hold; repeatable")
+	case "pubkey":
+		out = fs.String("out", "", "write the public key (PEM) to this file as well")
 	}
-	operands, err := parseInterspersed(fs, args)
+	if pubkey == nil {
+		pubkey = new(string)
+	}
+	if out == nil {
+		out = new(string)
+	}
+	operands, err := m.parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
 	if err != nil {
 		return exitUsage
 	}
 	if len(operands) != 0 {
 		fmt.Fprintf(m.Stderr, "cmdgate audit %s: unexpected argument %q\n", sub, operands[0])
-		return exitUsage
-	}
-	if (*pubkey != "" && sub != "verify") || (*out != "" && sub != "pubkey") {
-		fmt.Fprintf(m.Stderr, "cmdgate audit %s: --pubkey is for verify, --out for pubkey\n", sub)
 		return exitUsage
 	}
 	dir, err := m.dataDir(*data)

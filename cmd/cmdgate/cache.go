@@ -56,7 +56,7 @@ func (m *Main) runCache(_ context.Context, args []string) int {
 		fmt.Fprintln(cf.fs.Output(), cacheUsage)
 		cf.fs.PrintDefaults()
 	}
-	operands, err := parseInterspersed(cf.fs, args)
+	operands, err := m.parseFlags(cf.fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -65,7 +65,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("decide", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, decideUsage)
+		fmt.Fprintln(fs.Output(), decideUsage)
 		fs.PrintDefaults()
 	}
 	var df decideFlags
@@ -80,7 +80,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 	fs.BoolVar(&df.remote, "remote", false, "ask the gateway at $CMDGATE_URL (else "+defaultURL+") instead of deciding offline")
 	fs.StringVar(&df.tokenFile, "token-file", "", "with --url/--remote: read the token from this file instead of $CMDGATE_TOKEN")
 	fs.StringVar(&df.shellMode, "shell-mode", "", "with --url/--remote: default or direct")
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -32,7 +32,7 @@ func (m *Main) runExec(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, execUsage)
+		fmt.Fprintln(fs.Output(), execUsage)
 		fs.PrintDefaults()
 	}
 	urlFlag := fs.String("url", "", "gateway URL (default $CMDGATE_URL, else "+defaultURL+")")
@@ -44,7 +44,7 @@ func (m *Main) runExec(ctx context.Context, args []string) int {
 	stdinFile := fs.String("stdin-file", "", "send this file's content (UTF-8) as the command's standard input; - reads cmdgate's own")
 	shellMode := fs.String("shell-mode", "", "default (through the shell) or direct (argv executed as is)")
 	task := fs.String("task", "", "task name (default: default)")
-	argv, err := parseInterspersed(fs, args)
+	argv, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

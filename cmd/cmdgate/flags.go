@@ -2,6 +2,22 @@ package main
 
 import "flag"
 
+// parseFlags is parseInterspersed for a subcommand of m: an explicit -h, -help or
+// --help prints the usage on stdout (it was asked for; exit status 0), while a usage
+// error prints it on stderr.
+func (m *Main) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(m.Stdout)
+			break
+		}
+	}
+	return parseInterspersed(fs, args)
+}
+
 // parseInterspersed parses flags that may come before, between or after positional
 // arguments (`cmdgate token revoke NAME --data DIR`), as GNU tools allow. A `--` ends
 // flag parsing: everything after it is positional, as given.

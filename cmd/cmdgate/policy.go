@@ -51,10 +51,10 @@ func (m *Main) runPolicyTest(ctx context.Context, args []string) int {
 	fs.SetOutput(m.Stderr)
 	coverage := fs.Bool("coverage", true, "compute the coverage (slower)")
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, "usage: cmdgate policy test [--coverage=false] [DIR]")
+		fmt.Fprintln(fs.Output(), "usage: cmdgate policy test [--coverage=false] [DIR]")
 		fs.PrintDefaults()
 	}
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -115,7 +115,7 @@ would run with the same configuration; with --url it is the running gateway's ow
 flags:`)
 		fs.PrintDefaults()
 	}
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -179,10 +179,10 @@ func (m *Main) runPolicyEval(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "configuration file (default: $CMDGATE_CONFIG)")
 	inputFile := fs.String("input", "", "input document (JSON), - for stdin")
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, "usage: cmdgate policy eval [--policy DIR] [--config FILE] --input FILE|-")
+		fmt.Fprintln(fs.Output(), "usage: cmdgate policy eval [--policy DIR] [--config FILE] --input FILE|-")
 		fs.PrintDefaults()
 	}
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

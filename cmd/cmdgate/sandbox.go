@@ -36,18 +36,19 @@ flags:`
 // runSandbox implements `cmdgate sandbox run|check`.
 func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "check") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(m.Stdout, sandboxUsage)
-			return exitOK
+		help := len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help")
+		if help {
+			args = []string{"run", "-h"} // the usage with the flags
+		} else {
+			fmt.Fprintln(m.Stderr, sandboxUsage)
+			return exitUsage
 		}
-		fmt.Fprintln(m.Stderr, sandboxUsage)
-		return exitUsage
 	}
 	sub := args[0]
 	fs := flag.NewFlagSet("sandbox "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, sandboxUsage)
+		fmt.Fprintln(fs.Output(), sandboxUsage)
 		fs.PrintDefaults()
 	}
 	config := fs.String("config", "", "configuration file (default $CMDGATE_CONFIG)")
@@ -57,7 +58,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	script := fs.String("c", "", "the command as a shell script")
 	timeout := fs.Duration("timeout", 30*time.Second, "timeout of the command")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	argv, err := parseInterspersed(fs, args[1:])
+	argv, err := m.parseFlags(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -21,7 +21,7 @@ import (
 
 const serveUsage = `usage: cmdgate serve [flags]
 
-Runs the gateway: the HTTP API (DESIGN.md contract 3) on --listen, deciding every
+Runs the gateway: the HTTP API (docs/architecture.md) on --listen, deciding every
 command with the policy bundle, recording every decision in the audit log of the data
 directory, and running what is allowed in the sandbox. Logs go to stderr.
 
@@ -52,7 +52,7 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(m.Stderr, serveUsage)
+		fmt.Fprintln(fs.Output(), serveUsage)
 		fs.PrintDefaults()
 	}
 	var sf serveFlags
@@ -65,7 +65,7 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	fs.StringVar(&sf.addrFile, "addr-file", "", "write the address listened on to this file once listening")
 	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
 	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

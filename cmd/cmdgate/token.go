@@ -10,23 +10,57 @@ import (
 	"github.com/cmdgate/cmdgate/gateway"
 )
 
+const tokenUsage = `usage: cmdgate token create --role ROLE --name NAME [--data DIR]
+       cmdgate token list [--data DIR]
+       cmdgate token revoke NAME|ID [--data DIR]
+
+API tokens live hashed in the data directory (--data, $CMDGATE_DATA,
+$XDG_DATA_HOME/cmdgate, ~/.local/share/cmdgate); a running gateway sees a change at
+once.
+
+  create   make a token with a role (agent, approver, auditor or admin) and a unique
+           name; the secret is printed once, here, and never stored
+  list     every token with its role and dates (no secrets)
+  revoke   revoke a token by name or id: requests with it are refused from then on
+`
+
 // runToken implements `cmdgate token create|list|revoke`: tokens live hashed in the
 // data directory; the secret is printed once, by create.
 func (m *Main) runToken(_ context.Context, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintln(m.Stderr, "usage: cmdgate token create --role ROLE --name NAME | list | revoke NAME|ID  [--data DIR]")
-		return exitUsage
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		w := m.Stderr
+		if len(args) > 0 {
+			w = m.Stdout
+		}
+		fmt.Fprint(w, tokenUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
 	}
 	sub, args := args[0], args[1:]
+	if sub != "create" && sub != "list" && sub != "revoke" {
+		fmt.Fprintf(m.Stderr, "cmdgate token: unknown subcommand %q (create, list, revoke)\n", sub)
+		fmt.Fprint(m.Stderr, tokenUsage)
+		return exitUsage
+	}
 	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), tokenUsage)
+		fmt.Fprintf(fs.Output(), "\nflags of token %s:\n", sub)
+		fs.PrintDefaults()
+	}
 	data := fs.String("data", "", "data directory (default: $CMDGATE_DATA, $XDG_DATA_HOME/cmdgate, ~/.local/share/cmdgate)")
 	var role, name *string
 	if sub == "create" {
 		role = fs.String("role", "", "role of the token: agent, approver, auditor or admin")
 		name = fs.String("name", "", "name of the token (letters, digits, - _ . @)")
 	}
-	operands, err := parseInterspersed(fs, args)
+	operands, err := m.parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
 	if err != nil {
 		return exitUsage
 	}
