@@ -75,7 +75,7 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "cmdgate audit: unknown command %q (query, verify, export, pubkey, append)\n", sub)
 		return exitUsage
 	}
-	typ := "audit_" + sub
+	typ := "audit." + sub // audit.query, audit.verify, ...: noun.verb like every CLI answer
 	fs := flag.NewFlagSet("audit "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {

@@ -30,6 +30,29 @@ func (m *Main) writeResult(typ string, payload any) int {
 	return exitOK
 }
 
+// writeFailed prints a failed result that also carries a payload (a test report
+// whose tests failed): {"schema_version","ok":false,"type","error":{code,message},
+// ...payload fields}; the message goes to stderr too. It returns exitError.
+func (m *Main) writeFailed(typ, code, message string, payload any) int {
+	body, err := json.Marshal(payload)
+	if err != nil || len(body) < 2 || body[0] != '{' {
+		return m.writeError(typ, code, message)
+	}
+	e, _ := json.Marshal(cliError{code, message})
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"schema_version":%d,"ok":false,"type":%q,"error":%s`, schemaVersion, typ, e)
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	b.WriteByte('\n')
+	m.Stdout.Write(b.Bytes())
+	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, message)
+	return exitError
+}
+
 // cliError is the error member of a failed result.
 type cliError struct {
 	Code    string `json:"code"`

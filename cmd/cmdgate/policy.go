@@ -86,8 +86,11 @@ func (m *Main) runPolicyTest(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintln(m.Stderr)
 	if !report.OK() {
-		m.writeResult(typ, report)
-		return exitError
+		msg := fmt.Sprintf("%d of %d tests failed, %d errored", report.Failed, report.Passed+report.Failed+report.Errored, report.Errored)
+		if report.Passed+report.Failed+report.Errored == 0 {
+			msg = "the bundle has no tests"
+		}
+		return m.writeFailed(typ, "TESTS_FAILED", msg, report)
 	}
 	return m.writeResult(typ, report)
 }

@@ -45,6 +45,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 		}
 	}
 	sub := args[0]
+	typ := "sandbox." + sub // sandbox.run, sandbox.check
 	fs := flag.NewFlagSet("sandbox "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
@@ -77,7 +78,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	}
 	cfg, err := loadConfig(m.configPath(*config))
 	if err != nil {
-		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
 	ws := *workspace
 	if ws == "" {
@@ -85,31 +86,31 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	}
 	if ws == "" {
 		if ws, err = os.Getwd(); err != nil {
-			return m.writeError("sandbox", "INTERNAL", err.Error())
+			return m.writeError(typ, "INTERNAL", err.Error())
 		}
 	}
 	if ws, err = filepath.Abs(ws); err != nil {
-		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
 	opts := cfg.Linux.options()
 	opts.Workspace, opts.Config, opts.Pool = ws, cfg.executor(), -1 // one command: nothing to build ahead
 	e, err := linux.New(opts)
 	if err != nil {
-		return m.writeError("sandbox", "UNAVAILABLE", err.Error())
+		return m.writeError(typ, "UNAVAILABLE", err.Error())
 	}
 	defer e.Close()
 	if sub == "check" {
 		st, err := e.Probe(ctx)
 		if err != nil {
-			return m.writeError("sandbox", "UNAVAILABLE", err.Error())
+			return m.writeError(typ, "UNAVAILABLE", err.Error())
 		}
-		return m.writeResult("sandbox", st)
+		return m.writeResult(typ, st)
 	}
 	dir := *cwd
 	if dir == "" {
 		dir = e.Workspace()
 	} else if dir, err = filepath.Abs(dir); err != nil {
-		return m.writeError("sandbox", "INVALID_ARGUMENT", err.Error())
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
 	spec := executor.Spec{Argv: argv, Script: *script, Dir: dir, Timeout: *timeout, Network: *network}
 	if len(argv) > 0 {
@@ -119,12 +120,12 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	if err != nil {
 		var ee *executor.Error
 		if errors.As(err, &ee) {
-			return m.writeError("sandbox", string(ee.Code), ee.Message)
+			return m.writeError(typ, string(ee.Code), ee.Message)
 		}
-		return m.writeError("sandbox", "INTERNAL", err.Error())
+		return m.writeError(typ, "INTERNAL", err.Error())
 	}
 	if *asJSON {
-		m.writeResult("sandbox", res)
+		m.writeResult(typ, res)
 		return res.ExitCode
 	}
 	fmt.Fprint(m.Stdout, res.Stdout)

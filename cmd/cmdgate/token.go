@@ -44,6 +44,8 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 		fmt.Fprint(m.Stderr, tokenUsage)
 		return exitUsage
 	}
+	// CLI answers are typed noun.verb: token.create, token.list, token.revoke.
+	typ := "token." + sub
 	fs := flag.NewFlagSet("token "+sub, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	fs.Usage = func() {
@@ -66,7 +68,7 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 	}
 	dir, err := m.dataDir(*data)
 	if err != nil {
-		return m.writeError("token", "INVALID_ARGUMENT", err.Error())
+		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
 
 	switch sub {
@@ -77,11 +79,11 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 		}
 		r, err := gateway.ParseRole(*role)
 		if err != nil {
-			return m.writeError("token", "INVALID_ARGUMENT", err.Error())
+			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 		}
 		store, err := gateway.OpenTokens(dir)
 		if err != nil {
-			return m.writeError("token", "INTERNAL", err.Error())
+			return m.writeError(typ, "INTERNAL", err.Error())
 		}
 		secret, tok, err := store.Create(*name, r)
 		if err != nil {
@@ -92,9 +94,9 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 			case errors.Is(err, gateway.ErrTokenName):
 				code = "INVALID_ARGUMENT"
 			}
-			return m.writeError("token", code, err.Error())
+			return m.writeError(typ, code, err.Error())
 		}
-		return m.writeResult("token", struct {
+		return m.writeResult(typ, struct {
 			Name  string       `json:"name"`
 			Role  gateway.Role `json:"role"`
 			Token string       `json:"token"`
@@ -108,11 +110,11 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 		}
 		store, err := gateway.OpenTokens(dir)
 		if err != nil {
-			return m.writeError("token", "INTERNAL", err.Error())
+			return m.writeError(typ, "INTERNAL", err.Error())
 		}
 		tokens, err := store.List()
 		if err != nil {
-			return m.writeError("token", "INTERNAL", err.Error())
+			return m.writeError(typ, "INTERNAL", err.Error())
 		}
 		type entry struct {
 			ID        string       `json:"id"`
@@ -125,7 +127,7 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 		for _, t := range tokens {
 			out = append(out, entry{t.ID, t.Name, t.Role, t.CreatedAt, t.RevokedAt})
 		}
-		return m.writeResult("token_list", struct {
+		return m.writeResult(typ, struct {
 			Tokens []entry `json:"tokens"`
 		}{out})
 
@@ -136,7 +138,7 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 		}
 		store, err := gateway.OpenTokens(dir)
 		if err != nil {
-			return m.writeError("token", "INTERNAL", err.Error())
+			return m.writeError(typ, "INTERNAL", err.Error())
 		}
 		tok, err := store.Revoke(operands[0])
 		if err != nil {
@@ -144,9 +146,9 @@ func (m *Main) runToken(_ context.Context, args []string) int {
 			if errors.Is(err, gateway.ErrTokenNotFound) {
 				code = "NOT_FOUND"
 			}
-			return m.writeError("token", code, err.Error())
+			return m.writeError(typ, code, err.Error())
 		}
-		return m.writeResult("token", struct {
+		return m.writeResult(typ, struct {
 			ID        string       `json:"id"`
 			Name      string       `json:"name"`
 			Role      gateway.Role `json:"role"`
