@@ -73,7 +73,9 @@
 // UTF-8, numbers as ECMAScript prints doubles), with exactly these members:
 //
 //	decision     string   the action ("" when none)
-//	decision_id  string   the decision an execution or approval refers to ("" otherwise)
+//	decision_id  string   the decision an execution or approval refers to ("" otherwise,
+//	                      a decision record included: its JSON and export forms show
+//	                      its own id there, the hash covers "")
 //	detail       any      the kind-specific detail, null when none
 //	execution    object   {duration_ms, error, exit_code, stderr_bytes, stderr_truncated,
 //	                      stdout_bytes, stdout_truncated, timed_out}, null when none

@@ -83,7 +83,8 @@ type Record struct {
 	// RequestID is the gateway's id of the request this event belongs to.
 	RequestID string
 	// DecisionID is the ID of the decision record an execution or approval refers to;
-	// empty for other kinds.
+	// empty for other kinds. (A decision record is its own decision: its JSON and export
+	// forms show its ID here, and the hash covers an empty value, doc.go.)
 	DecisionID string
 	// Input is the policy input (DESIGN.md contract 1) as JSON, secrets masked; null
 	// when absent.
@@ -142,6 +143,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if !r.Time.IsZero() {
 		j.Time = formatTime(r.Time.UnixNano())
 	}
+	if r.Kind == KindDecision && r.DecisionID == "" {
+		// Looked up by its decision id like every other record of the decision; the
+		// hash covers "" here (doc.go), as in the export.
+		j.DecisionID = r.ID
+	}
 	if j.Reasons == nil {
 		j.Reasons = []Reason{}
 	}
@@ -180,6 +186,9 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	detail, err := canonicalOrNil(j.Detail)
 	if err != nil {
 		return fmt.Errorf("record detail: %w", err)
+	}
+	if j.Kind == KindDecision && j.DecisionID == j.ID {
+		j.DecisionID = "" // the form MarshalJSON gives a decision record
 	}
 	*r = Record{
 		Seq: j.Seq, ID: j.ID, Time: t, Kind: j.Kind, Principal: j.Principal,

@@ -273,3 +273,42 @@ func TestIdleIndexing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A decision record is looked up by its decision id like the records that refer to it:
+// its JSON form carries its own id there, and an import of that form appends it again.
+func TestDecisionRecordJSONCarriesItsID(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	rec, err := s.Append(ctx, sampleDecision(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		ID         string `json:"id"`
+		DecisionID string `json:"decision_id"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil || j.DecisionID == "" || j.DecisionID != j.ID {
+		t.Fatalf("decision record JSON decision_id = %q, id %q (%v): want its own id", j.DecisionID, j.ID, err)
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, back); err != nil {
+		t.Errorf("Append(the decision record read back) = %v", err)
+	}
+	other := back
+	other.DecisionID = "01J00000000000000000000000"
+	if _, err := s.Append(ctx, other); err == nil {
+		t.Errorf("Append(decision record naming another decision) = nil, want a RecordError")
+	}
+	if res, err := s.Verify(ctx, VerifyOptions{}); err != nil || !res.OK {
+		t.Errorf("Verify = %+v, %v", res, err)
+	}
+}
