@@ -195,3 +195,27 @@ func under(p string, dirs []string) bool {
 	}
 	return false
 }
+
+// A timeout passes SIGTERM on to the command, so a command that stops on it is not kept
+// for the kill grace (seen: every timed-out command answered 2 s late, because the init
+// passed the signal on from a thread whose Landlock domain was not the command's).
+func TestTimeoutTerminates(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{Config: executor.Config{KillGrace: 20 * time.Second}})
+	for _, spec := range []executor.Spec{
+		{Script: `trap 'echo got TERM; exit 3' TERM; sleep 60 & wait`},
+		{Script: `sleep 60; echo not reached`},
+		{Argv: []string{"sleep", "60"}, ShellMode: executor.ShellDirect},
+	} {
+		spec.Dir, spec.Timeout = ws, 300*time.Millisecond
+		// The trap's output shows the command got SIGTERM; without it the grace's
+		// SIGKILL ends the run, 20 s later and with no output.
+		res, err := e.Run(context.Background(), spec)
+		if err != nil || !res.TimedOut || res.ExitCode != 124 {
+			t.Errorf("Run(%q) = %+v, %v; want timed out, exit 124, stopped by SIGTERM", spec.Script+strings.Join(spec.Argv, " "), res, err)
+		}
+		if strings.HasPrefix(spec.Script, "trap") && res.Stdout != "got TERM\n" {
+			t.Errorf("Run(%q) stdout = %q: the command never saw SIGTERM", spec.Script, res.Stdout)
+		}
+	}
+}

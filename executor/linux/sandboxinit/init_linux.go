@@ -65,13 +65,9 @@ func Main() {
 	}
 	// What every command needs is done before the sandbox reports ready: a sandbox
 	// built ahead then starts its command at once.
+	// Stop signals are passed on to the command by runCommand, from this thread.
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
-	go func() {
-		for s := range sigs {
-			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
-		}
-	}()
 	if err := os.Mkdir(home, 0o700); err != nil {
 		send(errorReport(fail("create "+home, err)))
 		os.Exit(125)
@@ -85,7 +81,7 @@ func Main() {
 		send(errorReport(fail("read command", err)))
 		os.Exit(125)
 	}
-	code, report := runCommand(cfg, cmd)
+	code, report := runCommand(cfg, cmd, sigs)
 	send(report)
 	os.Exit(code)
 }
@@ -522,11 +518,11 @@ func restrictPaths(cfg wire.Config) (int, error) {
 }
 
 // runCommand starts the command as this init's child and stays as pid 1, reaping every
-// orphan (the termination signals are passed on since Main set that up). When the
+// orphan, and passes the termination signals Main catches on to every process. When the
 // command has ended it kills and reaps whatever the command left running, closes its
 // standard streams and reports: the executor may answer at once, while the kernel takes
 // the namespaces down with this process.
-func runCommand(cfg wire.Config, c wire.Command) (int, wire.Report) {
+func runCommand(cfg wire.Config, c wire.Command, sigs <-chan os.Signal) (int, wire.Report) {
 	if err := unix.Chdir(c.Dir); err != nil {
 		return 125, errorReport(&stepError{code: wire.CodeNotDirectory, step: "working directory " + c.Dir, err: err})
 	}
@@ -567,17 +563,41 @@ func runCommand(cfg wire.Config, c wire.Command) (int, wire.Report) {
 		return 127, wire.Report{Event: wire.EventError, Code: code,
 			Message: fmt.Sprintf("start %s: %v", argv[0], err)}
 	}
+	// Reaping happens on another thread; signals are passed on from this one. Landlock
+	// gives each thread of this process a domain of its own (the ruleset is applied
+	// thread by thread), and with signal scoping (ABI 6) a process may signal only
+	// processes of its own domain or below: the command's is this thread's, the one
+	// that forked it. kill(-1) from any other thread fails for the command, silently.
+	type waited struct {
+		status unix.WaitStatus
+		err    error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		var status unix.WaitStatus
+		for {
+			wpid, err := unix.Wait4(-1, &status, 0, nil)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || wpid == pid && (status.Exited() || status.Signaled()) {
+				done <- waited{status, err}
+				return
+			}
+		}
+	}()
 	var status unix.WaitStatus
+wait:
 	for {
-		wpid, err := unix.Wait4(-1, &status, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return 125, errorReport(fail("wait for the command", err))
-		}
-		if wpid == pid && (status.Exited() || status.Signaled()) {
-			break
+		select {
+		case s := <-sigs:
+			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
+		case w := <-done:
+			if w.err != nil {
+				return 125, errorReport(fail("wait for the command", w.err))
+			}
+			status = w.status
+			break wait
 		}
 	}
 	// Nothing the command started outlives it. kill(-1) from pid 1 reaches every other
