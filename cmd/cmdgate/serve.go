@@ -115,9 +115,16 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		"workspace", srv.Workspace(), "data", opts.DataDir, "policy", policySource(opts.PolicyDir),
 		"revision", srv.Revision(), "sandbox", srv.Sandbox())
 	if n, err := srv.LiveTokens(); err == nil && n == 0 {
-		fmt.Fprintf(m.Stderr, "\nNo API tokens exist yet: every request but /healthz will be refused. Create one with\n\n"+
-			"    cmdgate token create --role agent --name NAME --data %s\n\n"+
-			"and send it as \"Authorization: Bearer <token>\" (cmdgate exec reads it from CMDGATE_TOKEN).\n\n", shellQuote(opts.DataDir))
+		create := "cmdgate token create --role agent --name NAME --data " + shellQuote(opts.DataDir)
+		if _, isJSON := log.Handler().(*slog.JSONHandler); isJSON {
+			// One more record of the log stream, not text in the middle of it.
+			log.Warn("no API tokens exist yet: every request but /healthz will be refused", "create_one", create,
+				"then", "send it as \"Authorization: Bearer <token>\" (cmdgate exec reads it from CMDGATE_TOKEN)")
+		} else {
+			fmt.Fprintf(m.Stderr, "\nNo API tokens exist yet: every request but /healthz will be refused. Create one with\n\n"+
+				"    %s\n\n"+
+				"and send it as \"Authorization: Bearer <token>\" (cmdgate exec reads it from CMDGATE_TOKEN).\n\n", create)
+		}
 	}
 
 	// The first SIGINT or SIGTERM starts the graceful shutdown (main's context ends

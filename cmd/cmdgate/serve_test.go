@@ -214,7 +214,14 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Error("the address file outlived the gateway")
 	}
 	log, _ := os.ReadFile(logFile.Name())
-	for _, want := range []string{"No API tokens exist yet", "cmdgate token create --role agent --name NAME --data " + data, `"request_id":`, `"msg":"cmdgate gateway listening"`, `"msg":"cmdgate gateway stopped"`, `"principal":"e2e-agent"`, `"decision":"deny"`} {
+	// With JSON logs every line of stderr is one JSON record, the first-start hint
+	// among them.
+	for i, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Errorf("serve's stderr line %d is not JSON: %q", i+1, line)
+		}
+	}
+	for _, want := range []string{`"msg":"no API tokens exist yet`, `"create_one":"cmdgate token create --role agent --name NAME --data ` + data, `"request_id":`, `"msg":"cmdgate gateway listening"`, `"msg":"cmdgate gateway stopped"`, `"principal":"e2e-agent"`, `"decision":"deny"`} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("serve's stderr lacks %q:\n%s", want, log)
 		}
