@@ -35,10 +35,12 @@ fuzz:
 	  echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
 	done
 
-# vet for macOS and Windows too: the executor and the gateway are build-tagged per OS.
+# gofmt and go mod tidy must have nothing to change; vet for macOS and Windows too: the
+# executor and the gateway are build-tagged per OS.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go mod tidy needed (the diff above)"; exit 1; }
 	$(GO) vet $(PKGS)
 	GOOS=darwin $(GO) vet $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)
