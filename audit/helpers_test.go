@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// sampleInput returns a realistic policy input (DESIGN.md contract 1) for request n.
+// sampleInput returns a realistic policy input (contract 1 of docs/architecture.md) for request n.
 func sampleInput(n int) json.RawMessage {
 	doc := map[string]any{
 		"principal": map[string]any{"name": fmt.Sprintf("agent-%d", n%7), "role": "agent"},

@@ -41,7 +41,7 @@ type Principal struct {
 	Role string `json:"role"`
 }
 
-// Reason is one reason of a policy decision (DESIGN.md contract 2).
+// Reason is one reason of a policy decision (contract 2 of docs/architecture.md).
 type Reason struct {
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
@@ -86,7 +86,7 @@ type Record struct {
 	// empty for other kinds. (A decision record is its own decision: its JSON and export
 	// forms show its ID here, and the hash covers an empty value, doc.go.)
 	DecisionID string
-	// Input is the policy input (DESIGN.md contract 1) as JSON, secrets masked; null
+	// Input is the policy input (contract 1 of docs/architecture.md) as JSON, secrets masked; null
 	// when absent.
 	Input json.RawMessage
 	// Decision is the action: allow, deny or ask for a decision; approve or reject for an

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of seed 000 4.1. The minimums are fixed; the maximums are Config's defaults.
+// Limits of a command (exec_command's). The minimums are fixed; the maximums are Config's defaults.
 const (
 	MinTimeout         = time.Millisecond
 	DefaultTimeout     = 30 * time.Second
@@ -37,8 +37,8 @@ type Config struct {
 	// DefaultTimeout applies when a Spec has none; 0 means 30 s, or MaxTimeout if that
 	// is smaller.
 	DefaultTimeout time.Duration
-	// MaxTimeout is the largest timeout a Spec may ask; 0 means 120 s. Seed 001's
-	// 30-minute builds need 30 * time.Minute here.
+	// MaxTimeout is the largest timeout a Spec may ask; 0 means 120 s. 30-minute
+	// builds need 30 * time.Minute here.
 	MaxTimeout time.Duration
 	// DefaultOutputChars applies when a Spec has no MaxOutputChars; 0 means 200 000, or
 	// MaxOutputChars if that is smaller.
@@ -150,7 +150,7 @@ func (c Config) Check() error {
 	return errors.Join(errs...)
 }
 
-// TimeoutMS turns seed 000's optional `timeout_ms` into a Spec.Timeout: nil takes the
+// TimeoutMS turns exec_command's optional `timeout_ms` into a Spec.Timeout: nil takes the
 // default; a present value must lie in 1..MaxTimeout (in milliseconds), so an explicit 0
 // is INVALID_ARGUMENT.
 func (c Config) TimeoutMS(ms *int64) (time.Duration, error) {
@@ -164,7 +164,7 @@ func (c Config) TimeoutMS(ms *int64) (time.Duration, error) {
 	return time.Duration(*ms) * time.Millisecond, nil
 }
 
-// OutputChars turns seed 000's optional `max_output_chars` into a Spec.MaxOutputChars:
+// OutputChars turns exec_command's optional `max_output_chars` into a Spec.MaxOutputChars:
 // nil takes the default; a present value must lie in 1000..MaxOutputChars.
 func (c Config) OutputChars(n *int64) (int, error) {
 	if n == nil {

@@ -3,7 +3,7 @@
 // (Executor, Spec, Result, the typed Error) and the parts they share: validation of a
 // Spec against the server's Config, output capture, environment filtering and the
 // Watchdog that stops a command's process tree on timeout. The backends live in
-// sub-packages: process (portable), linux and docker. Seed 000 (exec_command) is the
+// sub-packages: process (portable), linux and docker. exec_command is the
 // reference for the semantics below.
 //
 // # Commands and shells
@@ -19,9 +19,9 @@
 //
 // # Limits and their defaults
 //
-// Config holds the server-side bounds; its zero value is seed 000 4.1:
+// Config holds the server-side bounds; its zero value is exec_command's defaults:
 //
-//	timeout           default 30 s,          1 ms .. 120 s (Config.MaxTimeout; seed 001's builds need 30 min)
+//	timeout           default 30 s,          1 ms .. 120 s (Config.MaxTimeout; long builds need 30 min)
 //	max_output_chars  default 200 000,       1000 .. 1 000 000 per stream (Config.MaxOutputChars)
 //	kill grace        2 s between SIGTERM and SIGKILL
 //	wait delay        1 s for the last output and processes after a kill
@@ -66,11 +66,23 @@
 //
 // # Environment
 //
-// The command inherits the gateway's environment (seed 000), minus the variables
-// matching DefaultEnvDeny and Config.EnvDeny: CMDGATE_* (the gateway's own settings and
-// token) and the shell start-up variables that would make bash run something other than
-// the script (BASH_ENV, BASH_FUNC_*, SHELLOPTS, BASHOPTS). Patterns use path.Match
-// syntax, case-insensitive on Windows.
+// The command's environment is built from an allowlist, never the gateway's whole
+// environment (Config.Environ): PATH, the locale, TERM and TZ of the gateway's, the names
+// Config.EnvPass matches, the workspace's tool caches and persistent HOME (Caches), and
+// Config.EnvSet. Config.EnvMode "inherit" passes the gateway's environment instead, but
+// never a variable that looks like a credential (CredentialLike) unless EnvPass names
+// it. Whatever the mode, the variables matching DefaultEnvDeny and Config.EnvDeny never
+// reach a command: CMDGATE_* (the gateway's own settings and token) and the shell
+// start-up variables that would make bash run something other than the script
+// (BASH_ENV, BASH_FUNC_*, SHELLOPTS, BASHOPTS). Patterns use path.Match syntax,
+// case-insensitive on Windows.
+//
+// # Tool caches
+//
+// Caches is a workspace's cache area on the host (CacheDir names one per workspace):
+// Go's build and module caches, npm, yarn, pip, cargo, Maven and Gradle, and a HOME kept
+// between commands. The linux sandbox binds it read-write at its own path; the process
+// backend points the same variables at it. ClearCaches empties it.
 //
 // # Standard input
 //

@@ -7,7 +7,7 @@ import "fmt"
 // 422, INTERNAL 500.
 type Code string
 
-// The codes of seed 000 section 4.3.
+// The codes of exec_command's error codes.
 const (
 	CodeInvalidArgument Code = "INVALID_ARGUMENT"
 	CodeNotDirectory    Code = "NOT_DIRECTORY"

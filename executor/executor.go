@@ -18,7 +18,7 @@ type Executor interface {
 	Run(ctx context.Context, spec Spec) (Result, error)
 }
 
-// ShellMode says how a Spec's command reaches the operating system (seed 000 4.1).
+// ShellMode says how a Spec's command reaches the operating system (exec_command's parameters).
 type ShellMode string
 
 const (
@@ -36,7 +36,7 @@ const (
 // The zero values of Timeout, MaxOutputChars and the Resources fields mean the
 // configured defaults (see Config); Config.Prepare fills them in and validates the rest.
 type Spec struct {
-	// Argv is the command as an argument vector (seed 000's `command`). In ShellDirect
+	// Argv is the command as an argument vector (exec_command's `command`). In ShellDirect
 	// mode it is executed as is; in ShellDefault mode it is joined with shell quoting
 	// (each word single-quoted where needed) and run through the shell, so that the
 	// shell's word splitting gives back exactly Argv.
@@ -96,7 +96,7 @@ const (
 	DefaultProcesses       = Inherit
 )
 
-// Result is the outcome of a command that ran (seed 000 4.2), plus the byte counts.
+// Result is the outcome of a command that ran (exec_command's result), plus the byte counts.
 type Result struct {
 	// Cwd is the absolute directory the command ran in (Spec.Dir, cleaned).
 	Cwd string `json:"cwd"`

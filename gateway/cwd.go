@@ -42,7 +42,7 @@ func (w Workspace) Root() string { return w.root }
 // maxCwdLen bounds the cwd a client may send.
 const maxCwdLen = 4096
 
-// Resolve turns a client's cwd into the real directory a command runs in (seed 000):
+// Resolve turns a client's cwd into the real directory a command runs in (as exec_command specifies):
 // both `/` and `\` separate components; a relative path is relative to the
 // workspace; an empty one (absent from the request) is the workspace itself; symlinks
 // are resolved and the result must still be inside the workspace. Errors are

@@ -1,6 +1,6 @@
 // Package gateway is cmdgate's server: the pipeline that parses, decides, audits and
 // runs each command (parse → policies → audit → executor), authentication and roles,
-// and the echo HTTP API of DESIGN.md contract 3.
+// and the echo HTTP API of contract 3 of docs/architecture.md.
 //
 // New(ctx, Options) opens everything the gateway needs (the workspace, the token store
 // and the audit store in Options.DataDir, the policy engine, the sandbox backend) and
@@ -20,7 +20,7 @@
 //     sequences silently), exactly one JSON object, with no unknown or repeated member,
 //     every member of its exact type (no null, integers without fraction or exponent),
 //     no NUL character and no unpaired surrogate escape in any string, the limits within
-//     the executor's bounds (seed 000 4.3). Every refusal is INVALID_ARGUMENT naming the
+//     the executor's bounds (exec_command's error codes). Every refusal is INVALID_ARGUMENT naming the
 //     member;
 //  2. resolve the cwd inside the workspace (Workspace.Resolve: `/` and `\` both
 //     separate, relative to the workspace, symlinks resolved, outside refused);

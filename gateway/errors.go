@@ -12,7 +12,7 @@ import (
 	"github.com/cmdgate/cmdgate/executor"
 )
 
-// Error codes of the HTTP contract (DESIGN.md contract 3). A client branches on them.
+// Error codes of the HTTP contract (contract 3 of docs/architecture.md). A client branches on them.
 const (
 	CodeInvalidArgument  = "INVALID_ARGUMENT"
 	CodeUnauthenticated  = "UNAUTHENTICATED"

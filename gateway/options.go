@@ -83,7 +83,7 @@ type Options struct {
 	// gateway's.
 	Linux linux.Options
 	// Executor holds the limits of commands (timeouts, output caps, environment
-	// denylist, rlimits); the zero value is seed 000's defaults.
+	// denylist, rlimits); the zero value is exec_command's defaults.
 	Executor executor.Config
 	// Runner, when set, runs the commands instead of the backend Sandbox names. It is
 	// for embedding cmdgate with another backend (and for tests); nil is the default.

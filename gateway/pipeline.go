@@ -17,7 +17,7 @@ import (
 	"github.com/cmdgate/cmdgate/policies"
 )
 
-// Reason is one reason of a decision as the API shows it (DESIGN.md contract 2).
+// Reason is one reason of a decision as the API shows it (contract 2 of docs/architecture.md).
 type Reason struct {
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
@@ -188,7 +188,7 @@ func (s *Server) handleDecide(c echo.Context) error {
 	return writeJSONWith(c, http.StatusOK, a, extra.Bytes())
 }
 
-// execAnswer is the 200 answer of POST /v1/exec: seed 000's output plus the decision.
+// execAnswer is the 200 answer of POST /v1/exec: exec_command's output plus the decision.
 type execAnswer struct {
 	Decision   string `json:"decision"`
 	DecisionID string `json:"decision_id"`

@@ -230,7 +230,7 @@ func (s *Server) policyOptions() []policies.Option {
 	return opts
 }
 
-// Handler is the HTTP API (DESIGN.md contract 3).
+// Handler is the HTTP API (contract 3 of docs/architecture.md).
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // Revision is the revision of the policy bundle in use.

@@ -19,7 +19,7 @@ import (
 	"unicode"
 )
 
-// Role is what a token may do. DESIGN.md contract 3 assigns each endpoint a role.
+// Role is what a token may do. contract 3 of docs/architecture.md assigns each endpoint a role.
 type Role string
 
 // The roles. Admin may do everything.

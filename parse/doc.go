@@ -1,5 +1,5 @@
 // Package parse turns a shell script or an argv array into the command document that
-// cmdgate's policy decides on (DESIGN.md contract 1).
+// cmdgate's policy decides on (contract 1 of docs/architecture.md).
 //
 // # The document
 //

@@ -1,6 +1,6 @@
 package parse
 
-// Document is the policy input of DESIGN.md contract 1: what Rego rules see as `input`.
+// Document is the policy input of contract 1 of docs/architecture.md: what Rego rules see as `input`.
 // It is an API for the security teams who write rules, so fields are only ever added.
 //
 // Parse functions fill Request.Source, Request.ShellMode, Request.Raw, Request.Cwd,

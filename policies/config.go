@@ -13,7 +13,7 @@ const (
 )
 
 // Config is the policy configuration: the `policy:` section of the cmdgate config file
-// (seed 001 6.3.8 plus the answers for unknown and dynamic commands). It reaches the
+// (the allowlist configuration plus the answers for unknown and dynamic commands). It reaches the
 // rules as data.cmdgate.config.
 //
 // The zero value is the default configuration: the default allowlist, and deny for
@@ -28,10 +28,10 @@ type Config struct {
 	DynamicCommand string `yaml:"dynamic_command" json:"dynamic_command"`
 }
 
-// AllowedCommands configures the allowlist (seed 001 6.3.8). Entries are command names
+// AllowedCommands configures the allowlist (the allowlist configuration). Entries are command names
 // ("make") or commands with subcommand words ("git push").
 type AllowedCommands struct {
-	// UseDefault selects the default categories of seed 001 6.3.1-6.3.6; nil means true.
+	// UseDefault selects the default categories; nil means true.
 	UseDefault *bool `yaml:"use_default" json:"use_default"`
 	// Additional entries are added to the allowlist. They never override the forbidden
 	// list: adding "sudo" does not allow sudo.

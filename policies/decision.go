@@ -1,6 +1,6 @@
 package policies
 
-// Decision is the policy's answer for one request (DESIGN.md contract 2), with the
+// Decision is the policy's answer for one request (contract 2 of docs/architecture.md), with the
 // revision of the bundle and configuration that gave it.
 type Decision struct {
 	// Action is "allow", "ask" or "deny".

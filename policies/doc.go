@@ -1,9 +1,9 @@
 // Package policies loads, validates, tests and evaluates the Rego policy that decides
-// every command cmdgate sees (DESIGN.md contract 2), and embeds the default bundle.
+// every command cmdgate sees (contract 2 of docs/architecture.md), and embeds the default bundle.
 //
 // An Engine is built once from a bundle (the embedded default, or a directory: New
 // with WithDir) and a Config (the `policy:` section of the configuration file: the
-// allowlist settings of seed 001 6.3.8 and the answers for unknown and dynamic
+// allowlist settings of the allowlist configuration and the answers for unknown and dynamic
 // commands). New parses and compiles the bundle (a *BundleError names file and line for
 // every problem), computes the documents that depend on data only (the effective
 // allowlist and the name index, data.cmdgate.effective and data.cmdgate.index) and
@@ -24,7 +24,7 @@
 // getters each read the current load). An Engine is safe for concurrent use.
 //
 // RunTests runs a bundle's Rego tests with OPA's tester (what `cmdgate policy test`
-// prints); Prompt renders the system-prompt text of seed 001 6.5 with the effective
+// prints); Prompt renders the system-prompt text of the agent-facing prompt with the effective
 // allowed commands. policies/README.md documents the bundle for the security teams who
 // edit it: the input, the output, the data keys, every rule, and how to extend it.
 package policies

@@ -38,7 +38,7 @@ func allowlistFrom(eff map[string]any) Allowlist {
 	return out
 }
 
-// String renders the list the way seed 001 6.5.2 shows it: one "Title: a, b, c" line
+// String renders the list the way the prompt's format shows it: one "Title: a, b, c" line
 // per category.
 func (a Allowlist) String() string {
 	var b strings.Builder

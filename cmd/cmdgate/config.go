@@ -66,7 +66,7 @@ import (
 //	  max_script_bytes: 65536   # larger scripts are refused
 //	  decision_cache: 10000     # decisions remembered by input document (request id aside); -1 off
 //	  allowed_commands:
-//	    use_default: true       # the categories of seed 001 6.3.1-6.3.6
+//	    use_default: true       # the default categories
 //	    additional: []          # entries added ("tool" or "tool subcommand")
 //	    exclude: []             # entries removed ("git" removes every "git ..." entry)
 //	    custom_list: []         # the whole list when use_default is false
@@ -74,7 +74,7 @@ import (
 //	  dynamic_command: deny     # deny or ask: a command only known at run time
 //	exec:
 //	  default_timeout: 30s      # when a request gives no timeout_ms
-//	  max_timeout: 2m           # the largest timeout_ms a request may ask (seed 001: 30m builds)
+//	  max_timeout: 2m           # the largest timeout_ms a request may ask (30m suits long builds)
 //	  default_output_chars: 200000
 //	  max_output_chars: 1000000 # per stream
 //	  kill_grace: 2s            # SIGTERM to SIGKILL when a command's tree is stopped

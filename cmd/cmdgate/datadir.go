@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 )
 
-// dataDir resolves the data directory as DESIGN.md contract 4 orders it:
+// dataDir resolves the data directory as contract 4 of docs/architecture.md orders it:
 // --data, then CMDGATE_DATA, then $XDG_DATA_HOME/cmdgate, then ~/.local/share/cmdgate.
 func (m *Main) dataDir(flagValue string) (string, error) {
 	if flagValue != "" {

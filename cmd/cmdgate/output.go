@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// schemaVersion is the version of the JSON envelope every subcommand prints (seed 003:
+// schemaVersion is the version of the JSON envelope every subcommand prints (the agent-exec convention:
 // `schema_version`, `ok`, `type`, and `error` when ok is false).
 const schemaVersion = 1
 

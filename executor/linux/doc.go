@@ -15,13 +15,15 @@
 // workspace read-write at its own path, a private size-bounded /tmp and /dev/shm, a fresh
 // /proc showing the sandbox's processes only, and a /dev of null, zero, full, random,
 // urandom and tty. Nothing else of the host is there: not its home directories, /var,
-// /run, /srv or /mnt. HOME is /tmp/home when the gateway's own is not in the workspace;
-// TMPDIR likewise.
+// /run, /srv or /mnt. With the workspace's tool caches (executor.Caches), their area is
+// bound read-write at its own path after the workspace and HOME lies in it, so caches
+// and ~ persist between commands; without them HOME is /tmp/home (SandboxHome), new for
+// every command. TMPDIR outside what the command may write is dropped.
 //
 // The init then drops every capability for good (bounding and ambient sets, locked
 // securebits, no_new_privs), applies Landlock (ABI 3 or later, or it refuses: read and
-// execute on the system directories, /proc and /dev; write only to the workspace, /tmp,
-// /dev/shm and the harmless devices; where the kernel has ABI 6, no abstract unix socket
+// execute on the system directories, /proc and /dev; write only to the workspace, the
+// tool caches, /tmp, /dev/shm and the harmless devices; where the kernel has ABI 6, no abstract unix socket
 // and no signal outside the sandbox, which matters when the command shares the host's
 // network) and a seccomp filter (mount family, ptrace,
 // process_vm_*, bpf, keyctl, kexec, modules, perf_event_open, userfaultfd, setns, new

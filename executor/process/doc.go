@@ -7,7 +7,7 @@
 // # Shells
 //
 // ShellDefault uses `bash -c` on Linux (`sh -c` where PATH has no bash), `zsh -lc` on
-// macOS (seed 000; a login shell, so /etc/zprofile and ~/.zprofile run first), and
+// macOS (as exec_command specifies; a login shell, so /etc/zprofile and ~/.zprofile run first), and
 // `pwsh.exe -NoLogo -NoProfile -Command` on Windows (`powershell.exe` where PowerShell 7
 // is absent). The shell is looked up in the gateway's PATH at each run, unless
 // Options.Shell names one. An argv in ShellDefault mode is joined with single-quote
@@ -31,7 +31,7 @@
 //
 // On Windows the command starts suspended, is put in a job object that allows no
 // breakaway and kills its processes when closed, then resumed; stopping the tree
-// terminates the job (seed 000: the equivalent of `taskkill /T /F`).
+// terminates the job (as exec_command specifies: the equivalent of `taskkill /T /F`).
 //
 // Escapes: a process that starts its own session (setsid) or, under `set -m` job
 // control, its own group, leaves the tree and is neither stopped nor waited for; Run

@@ -11,7 +11,7 @@ import (
 	"github.com/cmdgate/cmdgate/executor"
 )
 
-// platformShell is the ShellDefault shell: `zsh -lc` on macOS (seed 000), `bash -c`
+// platformShell is the ShellDefault shell: `zsh -lc` on macOS (as exec_command specifies), `bash -c`
 // elsewhere, each falling back to the next of bash and sh that PATH holds.
 func platformShell() ([]string, error) {
 	candidates := [][]string{{"bash", "-c"}, {"sh", "-c"}}

@@ -7,7 +7,7 @@ import (
 )
 
 // platformShell is the ShellDefault shell: `pwsh.exe -NoLogo -NoProfile -Command`
-// (seed 000), or Windows PowerShell with the same flags where PowerShell 7 is absent.
+// (as exec_command specifies), or Windows PowerShell with the same flags where PowerShell 7 is absent.
 func platformShell() ([]string, error) {
 	for _, name := range []string{"pwsh.exe", "powershell.exe"} {
 		if path, err := exec.LookPath(name); err == nil {

@@ -104,7 +104,7 @@ func resume(pid int) error {
 }
 
 // Terminate kills the job: Windows has no gentle stop for a tree of console processes
-// (seed 000: the equivalent of taskkill /T /F).
+// (as exec_command specifies: the equivalent of taskkill /T /F).
 func (g *Group) Terminate() error { return g.Kill() }
 
 // Kill terminates every process of the job.

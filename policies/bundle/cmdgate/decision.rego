@@ -1,5 +1,5 @@
 # Package cmdgate is the entry point of the default bundle: data.cmdgate.decision is the
-# decision on one request (DESIGN.md contract 2).
+# decision on one request (contract 2 of docs/architecture.md).
 #
 # Every rule adds findings {effect, rule, message, command} to the findings set of
 # data.cmdgate.checks (which calls the tool rules of data.cmdgate.tools). A deny

@@ -1,5 +1,5 @@
 # Package cmdgate.allowlist computes the effective allowlist from the lists and the
-# configuration (seed 001 6.3.8): use_default, additional, exclude, custom_list.
+# configuration (the allowlist configuration): use_default, additional, exclude, custom_list.
 #
 # The result depends only on data, so the engine evaluates `computed` once when it
 # loads the bundle and stores it at data.cmdgate.effective; `effective` reads that

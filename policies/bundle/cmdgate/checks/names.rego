@@ -27,7 +27,7 @@ name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.
 
 # name_finding decides, in order:
 #   dynamic.command_name       the name is only known at run time ($CMD, $(echo rm))
-#   forbidden.command          the forbidden list (seed 001 6.3.7), whatever the
+#   forbidden.command          the forbidden list, whatever the
 #                              allowlist says
 #   allowlist.path_command     run by a path outside the system directories (./ls,
 #                              bin/go, /tmp/x/git): not the tool it is named after

@@ -1,5 +1,5 @@
 # Package cmdgate.testlib builds policy inputs for the bundle's tests: commands shaped
-# like parse's (DESIGN.md contract 1), with the workspace and cwd /workspace/proj.
+# like parse's (contract 1 of docs/architecture.md), with the workspace and cwd /workspace/proj.
 package cmdgate.testlib
 
 import data.cmdgate.allowlist

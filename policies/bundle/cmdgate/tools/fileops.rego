@@ -3,7 +3,7 @@ package cmdgate.tools
 
 import data.cmdgate.lib
 
-# rm: recursive and force in any spelling is forbidden (seed 001 6.3.7: rm -rf);
+# rm: recursive and force in any spelling is forbidden (the forbidden list: rm -rf);
 # recursive alone asks; --no-preserve-root is forbidden.
 check(k, c) := rm_findings(c) if k == "rm"
 

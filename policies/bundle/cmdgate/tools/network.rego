@@ -1,4 +1,4 @@
-# curl and wget are allowed for reading over HTTP (seed 001: "HTTP通信（読み取り専用）"):
+# curl and wget are allowed for reading over HTTP (read-only HTTP access):
 # uploads and other methods are denied, as are config files that can hold any option,
 # commands wget runs, URL schemes other than http(s)/ftp(s)/file (file:// reads are
 # checked like any read), files read into requests, and the cloud metadata service.
