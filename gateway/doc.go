@@ -157,6 +157,13 @@
 // so the policy is the only boundary. "linux" refuses to start where its sandbox cannot
 // be built; "docker" does not exist yet and refuses to start. A decision's
 // sandbox.network gives the command the host's network. GET /healthz answers
-// {"status":"ok","sandbox":{"backend","linux":{"helper","landlock","rlimits","cgroup",
-// "limits","unavailable","pool"},"warnings"}}.
+// {"status":"ok","sandbox":{"backend","linux":{"helper","caches","landlock","rlimits",
+// "cgroup","limits","unavailable","pool"},"caches":{"enabled","dir","home"},"warnings"}}.
+//
+// What the backend guarantees reaches every policy input as its sandbox object
+// (parse.Sandbox: isolated, private /tmp, the command's own home), so the rules allow
+// what the sandbox makes harmless there and nothing more. Unless Options.NoCaches, the
+// workspace's tool caches (executor.Caches, under Options.CachesDir, one area per
+// workspace) give commands a HOME and build caches that persist. GET /v1/policy/prompt
+// is the system prompt of what is in force (Server.PromptEnv).
 package gateway
