@@ -68,30 +68,7 @@ const dockerTemplate = "## Command Execution Feature\n" +
 	"The following commands are available for execution:\n" +
 	"\n" +
 	"{allowed_commands_list}\n" +
-	"\n" +
-	"### Key Features\n" +
-	"\n" +
-	"**Test Execution:**\n" +
-	"- Run the project's test suite to verify code changes work correctly\n" +
-	"- Examples: `npm test`, `pytest`, `go test ./...`, `cargo test`\n" +
-	"\n" +
-	"**Code Search:**\n" +
-	"- Use `grep` command to recursively search for code patterns across the entire project\n" +
-	"- Example: `grep -rn \"function_name\" src/` to find function usage locations\n" +
-	"- Example: `grep -r \"import.*module\" --include=\"*.py\"` to search Python import statements\n" +
-	"\n" +
-	"**Build/Compile:**\n" +
-	"- Execute project build commands to check for compilation errors\n" +
-	"- Examples: `npm run build`, `make`, `go build`, `cargo build`\n" +
-	"\n" +
-	"**Linter/Formatter:**\n" +
-	"- Perform code quality checks and format verification\n" +
-	"- Examples: `eslint .`, `black --check .`, `flake8`\n" +
-	"\n" +
-	"**File Operations:**\n" +
-	"- Use `ls`, `cat`, `head`, `tail`, `find`, `tree` to check file structure and code contents\n" +
-	"- Example: `find . -name \"*.ts\" -type f` to search for TypeScript files\n" +
-	"- Example: `tree -L 2` to display directory structure\n" +
+	keyFeatures +
 	"\n" +
 	"### Usage Notes\n" +
 	"\n" +
@@ -99,12 +76,7 @@ const dockerTemplate = "## Command Execution Feature\n" +
 	"- Dependencies are automatically installed\n" +
 	"- Check command execution results (stdout/stderr) and determine the next action\n" +
 	"- Long-running commands may timeout\n" +
-	"\n" +
-	"### Recommended Usage\n" +
-	"\n" +
-	"1. **Before code changes**: Search the codebase with `grep` to understand the impact scope of changes\n" +
-	"2. **After code changes**: Run tests to verify the correctness of changes\n" +
-	"3. **Before creating pull request**: Run linters to verify code quality\n"
+	recommended
 
 // PromptEnv is what a system prompt must say of the environment commands run in: the
 // facts of the running configuration, never a template's. The zero value describes

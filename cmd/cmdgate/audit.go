@@ -57,16 +57,8 @@ var auditSubUsage = map[string]string{
 
 // runAudit implements `cmdgate audit query|verify|export|pubkey|append`.
 func (m *Main) runAudit(ctx context.Context, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := m.Stderr
-		if len(args) > 0 {
-			w = m.Stdout
-		}
-		fmt.Fprintln(w, auditUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := m.groupHelp(args, func(w io.Writer) { fmt.Fprintln(w, auditUsage) }); done {
+		return code
 	}
 	sub, args := args[0], args[1:]
 	switch sub {

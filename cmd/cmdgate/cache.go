@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,17 +30,11 @@ flags:`
 
 // runCache implements `cmdgate cache list|clear`.
 func (m *Main) runCache(_ context.Context, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		w := m.Stderr
-		if len(args) > 0 {
-			w = m.Stdout
-		}
+	if code, done := m.groupHelp(args, func(w io.Writer) {
 		fmt.Fprintln(w, cacheUsage)
 		newCacheFlags(w, "cache").fs.PrintDefaults()
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	}); done {
+		return code
 	}
 	sub, args := args[0], args[1:]
 	if sub != "list" && sub != "clear" {
@@ -115,7 +110,7 @@ type cacheFlags struct {
 	config, data, workspace *string
 }
 
-func newCacheFlags(w interface{ Write([]byte) (int, error) }, name string) cacheFlags {
+func newCacheFlags(w io.Writer, name string) cacheFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(w)
 	return cacheFlags{

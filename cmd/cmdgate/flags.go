@@ -1,6 +1,24 @@
 package main
 
-import "flag"
+import (
+	"flag"
+	"io"
+)
+
+// groupHelp answers a command group (token, audit, cache) called without a subcommand
+// (its usage on stderr, exitUsage) or with -h, -help, --help or help (on stdout,
+// exitOK); usage writes it. done is false when args name a subcommand.
+func (m *Main) groupHelp(args []string, usage func(io.Writer)) (code int, done bool) {
+	switch {
+	case len(args) == 0:
+		usage(m.Stderr)
+		return exitUsage, true
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help":
+		usage(m.Stdout)
+		return exitOK, true
+	}
+	return 0, false
+}
 
 // parseFlags is parseInterspersed for a subcommand of m: an explicit -h, -help or
 // --help prints the usage on stdout (it was asked for; exit status 0), while a usage

@@ -13,34 +13,27 @@ const schemaVersion = 1
 // writeResult prints payload, a value that marshals to a JSON object, as one line on
 // stdout inside the envelope {"schema_version","ok":true,"type",...payload fields}.
 func (m *Main) writeResult(typ string, payload any) int {
-	body, err := json.Marshal(payload)
-	if err != nil || len(body) < 2 || body[0] != '{' {
-		return m.writeError(typ, "INTERNAL", fmt.Sprintf("encode %s result: %v", typ, err))
+	if !m.writeEnvelope(typ, nil, payload) {
+		return m.writeError(typ, "INTERNAL", fmt.Sprintf("encode %s result", typ))
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"schema_version":%d,"ok":true,"type":%q`, schemaVersion, typ)
-	if len(body) > 2 {
-		b.WriteByte(',')
-		b.Write(body[1:])
-	} else {
-		b.WriteByte('}')
-	}
-	b.WriteByte('\n')
-	m.Stdout.Write(b.Bytes())
 	return exitOK
 }
 
-// writeFailed prints a failed result that also carries a payload (a test report
-// whose tests failed): {"schema_version","ok":false,"type","error":{code,message},
-// ...payload fields}; the message goes to stderr too. It returns exitError.
-func (m *Main) writeFailed(typ, code, message string, payload any) int {
+// writeEnvelope prints {"schema_version","ok","type"[,"error"],...payload fields} as one
+// line on stdout: ok is false when e is set. It reports false, printing nothing, when
+// payload does not marshal to a JSON object.
+func (m *Main) writeEnvelope(typ string, e *cliError, payload any) bool {
 	body, err := json.Marshal(payload)
 	if err != nil || len(body) < 2 || body[0] != '{' {
-		return m.writeError(typ, code, message)
+		return false
 	}
-	e, _ := json.Marshal(cliError{code, message})
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"schema_version":%d,"ok":false,"type":%q,"error":%s`, schemaVersion, typ, e)
+	fmt.Fprintf(&b, `{"schema_version":%d,"ok":%t,"type":%q`, schemaVersion, e == nil, typ)
+	if e != nil {
+		eb, _ := json.Marshal(e)
+		b.WriteString(`,"error":`)
+		b.Write(eb)
+	}
 	if len(body) > 2 {
 		b.WriteByte(',')
 		b.Write(body[1:])
@@ -49,6 +42,16 @@ func (m *Main) writeFailed(typ, code, message string, payload any) int {
 	}
 	b.WriteByte('\n')
 	m.Stdout.Write(b.Bytes())
+	return true
+}
+
+// writeFailed prints a failed result that also carries a payload (a test report
+// whose tests failed): the envelope with ok false and the error, then the payload's
+// fields; the message goes to stderr too. It returns exitError.
+func (m *Main) writeFailed(typ, code, message string, payload any) int {
+	if !m.writeEnvelope(typ, &cliError{code, message}, payload) {
+		return m.writeError(typ, code, message)
+	}
 	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, message)
 	return exitError
 }

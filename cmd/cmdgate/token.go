@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
@@ -27,16 +28,8 @@ once.
 // runToken implements `cmdgate token create|list|revoke`: tokens live hashed in the
 // data directory; the secret is printed once, by create.
 func (m *Main) runToken(_ context.Context, args []string) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		w := m.Stderr
-		if len(args) > 0 {
-			w = m.Stdout
-		}
-		fmt.Fprint(w, tokenUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
+	if code, done := m.groupHelp(args, func(w io.Writer) { fmt.Fprint(w, tokenUsage) }); done {
+		return code
 	}
 	sub, args := args[0], args[1:]
 	if sub != "create" && sub != "list" && sub != "revoke" {
