@@ -221,7 +221,7 @@ func BenchmarkGoTestCached(b *testing.B) {
 		cfg := executor.Config{Caches: executor.Caches{Dir: filepath.Join(b.TempDir(), "caches")}}
 		e, ws := newExecutor(b, linux.Options{Config: cfg})
 		writeFiles(b, ws, goModule)
-		spec := executor.Spec{Script: "go test ./...", Dir: ws, Timeout: 5 * time.Minute}
+		spec := executor.Spec{Script: "go test ./...", Dir: ws, Timeout: 2 * time.Minute}
 		runOK(b, e, spec)
 		for b.Loop() {
 			if fresh {
