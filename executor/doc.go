@@ -98,5 +98,8 @@
 // # Network
 //
 // Spec.Network records whether the decision granted network access. Only backends that
-// isolate the network enforce it; the process backend does not, and says so.
+// isolate the network enforce it; the process backend does not, and says so. The linux
+// backend gives a command granted the network a way to the outside world only: its own
+// network namespace with a user-mode uplink (slirp4netns), through which the host's
+// loopback, the host's own addresses and link-local addresses stay unreachable.
 package executor

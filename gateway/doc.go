@@ -156,8 +156,9 @@
 // in the logs and in /healthz, that it isolates neither the file system nor the network,
 // so the policy is the only boundary. "linux" refuses to start where its sandbox cannot
 // be built; "docker" does not exist yet and refuses to start. A decision's
-// sandbox.network gives the command the host's network. GET /healthz answers
-// {"status":"ok","sandbox":{"backend","linux":{"helper","caches","landlock","rlimits",
+// sandbox.network gives the command the outside world through the sandbox's uplink,
+// never the host's own services (see executor/linux). GET /healthz answers
+// {"status":"ok","sandbox":{"backend","linux":{"helper","uplink","caches","landlock","rlimits",
 // "cgroup","limits","unavailable","pool"},"caches":{"enabled","dir","home"},"warnings"}}.
 //
 // What the backend guarantees reaches every policy input as its sandbox object

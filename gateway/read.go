@@ -192,6 +192,8 @@ func (s *Server) PromptEnv() policies.PromptEnv {
 	switch {
 	case s.sandbox == SandboxProcess:
 		env.Network = "not isolated: commands reach the network as the gateway's host does"
+	case s.sandbox == SandboxLinux && (s.sandboxStatus.Linux == nil || s.sandboxStatus.Linux.Uplink == ""):
+		env.Network = "none: no command gets the network, not even one the policy grants it (this gateway has no uplink for the sandbox)"
 	case s.sandbox == SandboxLinux && s.opts.PolicyDir == "":
 		env.Network = "none, except for dependency installs and downloads run as commands of their own (for example `npm ci`, `pip install -r requirements.txt`, `go mod download`, `cargo fetch`, `bundle install`): the policy grants those the network"
 	case s.sandbox == SandboxLinux:

@@ -57,6 +57,9 @@ func newRunner(ctx context.Context, opts Options, workspace string) (executor.Ex
 			status := SandboxStatus{Backend: SandboxLinux, Linux: &st}
 			for ctl, why := range st.Unavailable {
 				w := fmt.Sprintf("cgroup controller %s unavailable: %s", ctl, why)
+				if ctl == "network" {
+					w = "no network for commands the policy grants it: " + why
+				}
 				status.Warnings = append(status.Warnings, w)
 				opts.Logger.Warn("sandbox: " + w)
 			}

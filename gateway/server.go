@@ -153,7 +153,7 @@ func PromptEnvFor(ctx context.Context, opts Options) (policies.PromptEnv, error)
 	if ec := &s.opts.Executor; ec.Caches.Dir == "" && !opts.NoCaches && opts.Runner == nil {
 		ec.Caches = executor.Caches{Dir: executor.CacheDir(opts.CachesDir, s.ws.Root())}
 	}
-	s.sandbox = status.Backend
+	s.sandbox, s.sandboxStatus = status.Backend, status
 	s.sandboxInput = s.sandboxGuarantees()
 	return s.PromptEnv(), nil
 }

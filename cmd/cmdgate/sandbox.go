@@ -55,7 +55,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	config := fs.String("config", "", "configuration file (default $CMDGATE_CONFIG)")
 	workspace := fs.String("workspace", "", "the workspace, bound read-write (default: the configuration's, else the current directory)")
 	cwd := fs.String("cwd", "", "working directory, inside the workspace (default: the workspace)")
-	network := fs.Bool("network", false, "share the host's network, as a decision granting network does")
+	network := fs.Bool("network", false, "give the command the network, as a decision granting it does: the outside world through the sandbox's uplink (slirp4netns), not the host's own addresses")
 	script := fs.String("c", "", "the command as a shell script")
 	timeout := fs.Duration("timeout", 30*time.Second, "timeout of the command")
 	asJSON := fs.Bool("json", false, "print the result as JSON")

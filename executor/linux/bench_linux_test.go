@@ -21,6 +21,9 @@ import (
 //     linux_cold does.
 //   - linux_cold: no pool: every sandbox is built, and its init started, inside the timed
 //     region.
+//   - linux_network: as linux_cold, granted the network: the uplink (slirp4netns) is
+//     started and attached, and the host's addresses closed off, inside the timed region
+//     (sandboxes with network are never built ahead).
 //   - bwrap: bubblewrap sharing nothing either, for reference.
 func BenchmarkSandbox(b *testing.B) {
 	spec := func(ws string) executor.Spec {
@@ -45,6 +48,14 @@ func BenchmarkSandbox(b *testing.B) {
 	b.Run("linux_cold", func(b *testing.B) {
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
+		for b.Loop() {
+			run(b, e, sp)
+		}
+	})
+	b.Run("linux_network", func(b *testing.B) {
+		e, ws := newExecutor(b, linux.Options{Pool: -1})
+		sp := spec(ws)
+		sp.Network = true
 		for b.Loop() {
 			run(b, e, sp)
 		}

@@ -6,11 +6,11 @@
 // # The sandbox
 //
 // Each command gets its own init, the cmdgate-sandbox program (package sandboxinit),
-// started in new user, mount, pid, ipc, uts and cgroup namespaces, and a new network
-// namespace holding only a loopback unless Spec.Network (the decision's
-// sandbox.network) is set, in which case the command shares the host's network. The
-// user namespace maps the gateway's user and group to themselves. The init builds a new
-// root on a tmpfs: the host's system directories (Options.ReadOnly, by default /usr,
+// started in new user, mount, pid, ipc, uts, cgroup and network namespaces. The network
+// namespace holds only a loopback unless Spec.Network (the decision's sandbox.network)
+// is set; then an uplink is attached to it (see Network below). The user namespace
+// maps the gateway's user and group to themselves. The init builds a new root on a
+// tmpfs: the host's system directories (Options.ReadOnly, by default /usr,
 // /bin, /sbin, /lib*, /etc and /opt) read-only with secrets hidden (DefaultHide), the
 // workspace read-write at its own path, a private size-bounded /tmp and /dev/shm, a fresh
 // /proc showing the sandbox's processes only, and a /dev of null, zero, full, random,
@@ -24,8 +24,7 @@
 // securebits, no_new_privs), applies Landlock (ABI 3 or later, or it refuses: read and
 // execute on the system directories, /proc and /dev; write only to the workspace, the
 // tool caches, /tmp, /dev/shm and the harmless devices; where the kernel has ABI 6, no abstract unix socket
-// and no signal outside the sandbox, which matters when the command shares the host's
-// network) and a seccomp filter (mount family, ptrace,
+// and no signal outside the sandbox) and a seccomp filter (mount family, ptrace,
 // process_vm_*, bpf, keyctl, kexec, modules, perf_event_open, userfaultfd, setns, new
 // user namespaces, io_uring and more: see internal/seccomp), and only then starts the
 // command, with no descriptor but its standard streams. It stays as pid 1: it reaps,
@@ -40,6 +39,22 @@
 // Options.Limits: memory (swap included), pids and CPU; Status says which are in force
 // and why the others are not. RLIMIT_NPROC counts a user's processes machine-wide and
 // not at all for root: the pids cgroup is the fork-bomb limit.
+//
+// # Network
+//
+// A command the decision grants the network keeps its own network namespace: the
+// executor attaches an uplink to it before the init builds the sandbox, slirp4netns
+// (Options.Uplink, else from PATH), a user-mode network stack that gives the namespace
+// a tap device with an address, a default route and a resolver, and makes the
+// command's connections with ordinary sockets of the host. It refuses the host's
+// loopback itself (--disable-host-loopback), and the init adds a prohibit route for
+// each of the host's own IPv4 addresses (listed when the sandbox is built), the
+// link-local range (cloud metadata services) and the uplink's alias of the host, so a
+// connection to the gateway, a database or anything else listening on the host fails
+// at once with EACCES; the uplink carries no IPv6. /etc/resolv.conf shows the uplink's
+// resolver, which forwards to the host's. The uplink ends with the sandbox. Where
+// slirp4netns is missing, Status.Unavailable["network"] says so and a command granted
+// the network is refused: it never gets the host's network instead.
 //
 // # Stopping
 //

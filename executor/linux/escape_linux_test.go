@@ -59,6 +59,12 @@ type attempt struct {
 // that it failed with its errno text and left the host without its paths.
 func tryAll(t *testing.T, e *linux.Executor, dir string, vars map[string]string, attempts []attempt) {
 	t.Helper()
+	trySpec(t, e, executor.Spec{Dir: dir}, vars, attempts)
+}
+
+// trySpec is tryAll with each attempt's script run as spec says (Dir, Network).
+func trySpec(t *testing.T, e *linux.Executor, spec executor.Spec, vars map[string]string, attempts []attempt) {
+	t.Helper()
 	base := token()
 	for i, a := range attempts {
 		kv := []string{"{N}", base + "-" + strconv.Itoa(i)}
@@ -73,7 +79,12 @@ func tryAll(t *testing.T, e *linux.Executor, dir string, vars map[string]string,
 		}
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, e, dir, script)
+			spec := spec
+			spec.Script, spec.Timeout = script, 20*time.Second
+			res, err := e.Run(context.Background(), spec)
+			if err != nil {
+				t.Fatalf("Run(%q, network %v): %v", script, spec.Network, err)
+			}
 			failsWith(t, script, res, a.want)
 			for _, p := range host {
 				absent(t, p)
@@ -427,13 +438,18 @@ cat /proc/self/fd/%[1]d/secret`, dirFD, logFD)
 	}
 }
 
-// hostListener serves a greeting on the host's 127.0.0.1 and counts connections.
+// hostListener serves a greeting on the host's addr and counts connections.
 func hostListener(t *testing.T, network, addr string) (net.Listener, func() int) {
 	t.Helper()
 	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln, serve(t, ln, "hello from the host\n")
+}
+
+// serve answers every connection to ln with greeting, and counts them.
+func serve(t *testing.T, ln net.Listener, greeting string) func() int {
 	conns := make(chan struct{}, 16)
 	done := make(chan struct{})
 	go func() {
@@ -443,24 +459,43 @@ func hostListener(t *testing.T, network, addr string) (net.Listener, func() int)
 			if err != nil {
 				return
 			}
-			conns <- struct{}{}
-			io.WriteString(c, "hello from the host\n")
+			select {
+			case conns <- struct{}{}:
+			default:
+			}
+			io.WriteString(c, greeting)
 			c.Close()
 		}
 	}()
 	t.Cleanup(func() { ln.Close(); <-done })
-	return ln, func() int { return len(conns) }
+	return func() int { return len(conns) }
 }
 
 // hostAddress is an IPv4 address of one of the host's interfaces other than loopback.
 func hostAddress() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
-			return ipn.IP.String()
-		}
+	if a := hostAddresses(); len(a) > 0 {
+		return a[0]
 	}
 	return ""
+}
+
+// hostAddresses are the addresses of the host's interfaces other than loopback and
+// IPv6 link-local (which needs a zone to connect to), IPv4 first.
+func hostAddresses() []string {
+	addrs, _ := net.InterfaceAddrs()
+	var v4, v6 []string
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		if ipn.IP.To4() != nil {
+			v4 = append(v4, ipn.IP.String())
+		} else {
+			v6 = append(v6, ipn.IP.String())
+		}
+	}
+	return append(v4, v6...)
 }
 
 func TestEscapeNetwork(t *testing.T) {
@@ -506,38 +541,63 @@ func TestEscapeNetwork(t *testing.T) {
 		}
 	})
 
-	// The positive control: granted network, the command shares the host's.
+	// Granted network, the command keeps its own network namespace, joined to the
+	// outside world by an uplink: it reaches the world (a namespace of the test's,
+	// behind a veth pair, stands for it) and nothing of the host's: not its loopback,
+	// not its addresses (where the gateway and every other local service listen, the
+	// veth's host end among them), not link-local (cloud metadata services).
 	t.Run("on", func(t *testing.T) {
-		script := connect("127.0.0.1", port)
+		out := testenv.NewOutside(t)
+		outLn := out.Listen(t)
+		outAccepted := serve(t, outLn, "hello from outside\n")
+		attempts := []attempt{
+			{name: "host loopback", script: connect("127.0.0.1", port), want: econnrefused},
+			{name: "link-local", script: connect("169.254.169.254", 80), want: eacces},
+			{name: "uplink's alias of the host", script: connect("10.0.2.2", port), want: eacces},
+		}
+		counts := map[string]func() int{"127.0.0.1": accepted}
+		for _, a := range hostAddresses() {
+			ln, n := hostListener(t, "tcp", net.JoinHostPort(a, "0"))
+			counts[a] = n
+			want := eacces // a prohibit route
+			if strings.Contains(a, ":") {
+				want = enetunreach // the uplink carries no IPv6
+			}
+			attempts = append(attempts, attempt{name: "host address " + a, script: connect(a, ln.Addr().(*net.TCPAddr).Port), want: want})
+		}
+		if _, ok := counts[out.Host.String()]; !ok {
+			t.Fatalf("the veth's host end %s is not among the host's addresses %v", out.Host, hostAddresses())
+		}
+		t.Run("host", func(t *testing.T) { trySpec(t, e, executor.Spec{Dir: ws, Network: true}, nil, attempts) })
+		for a, n := range counts {
+			if n() != 0 {
+				t.Errorf("the host listener on %s accepted %d connections from a sandbox granted the network", a, n())
+			}
+		}
+
+		script := connect(out.Addr.String(), outLn.Addr().(*net.TCPAddr).Port)
 		res, err := e.Run(context.Background(), executor.Spec{Script: script, Dir: ws, Network: true, Timeout: 20 * time.Second})
 		if err != nil {
 			t.Fatalf("Run(%q, network): %v", script, err)
 		}
-		if res.ExitCode != 0 || res.Stdout != "hello from the host\n" {
-			t.Errorf("with network: exit %d, stdout %q, stderr %q; want the host's greeting", res.ExitCode, res.Stdout, res.Stderr)
+		if res.ExitCode != 0 || res.Stdout != "hello from outside\n" {
+			t.Errorf("with network: exit %d, stdout %q, stderr %q; want the outside server's greeting", res.ExitCode, res.Stdout, res.Stderr)
 		}
-		if n := accepted(); n != 1 {
-			t.Errorf("the host listener accepted %d connections; want 1", n)
+		if n := outAccepted(); n != 1 {
+			t.Errorf("the outside listener accepted %d connections; want 1", n)
 		}
 	})
 
-	// Granted network, the host's abstract unix sockets (D-Bus, X11) are in reach of the
-	// network namespace: Landlock's scoping (ABI 6) keeps them out.
+	// Granted network, the host's abstract unix sockets (D-Bus, X11) stay out of reach:
+	// they belong to the host's network namespace, and the sandbox has its own.
 	t.Run("abstract socket with network", func(t *testing.T) {
-		st, err := e.Probe(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Landlock < 6 {
-			testenv.Skip(t, "Landlock ABI %d has no scoping (6)", st.Landlock)
-		}
 		script := "./probe abstract " + abstractName
 		res, err := e.Run(context.Background(), executor.Spec{Script: script, Dir: ws, Network: true, Timeout: 20 * time.Second})
 		if err != nil {
 			t.Fatalf("Run(%q, network): %v", script, err)
 		}
-		if res.Stdout != "socket OK\nconnect EPERM\n" {
-			t.Errorf("connect to the host's abstract socket @%s with network: stdout %q, stderr %q; want EPERM", abstractName, res.Stdout, res.Stderr)
+		if res.Stdout != "socket OK\nconnect ECONNREFUSED\n" {
+			t.Errorf("connect to the host's abstract socket @%s with network: stdout %q, stderr %q; want ECONNREFUSED", abstractName, res.Stdout, res.Stderr)
 		}
 		if n := abstractAccepted(); n != 0 {
 			t.Errorf("the host's abstract socket accepted %d connections", n)
@@ -1015,4 +1075,28 @@ func TestEscapeGatewayCrash(t *testing.T) {
 	}
 	<-exited
 	noSurvivors(t, ino, 5*time.Second)
+}
+
+// TestNetworkWithoutUplink: where slirp4netns is missing, a command granted the network
+// is refused, never run with the host's network, and the status says why.
+func TestNetworkWithoutUplink(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{Uplink: filepath.Join(t.TempDir(), "no-such-uplink")})
+	st, err := e.Probe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Uplink != "" || !strings.Contains(st.Unavailable["network"], "slirp4netns") {
+		t.Errorf("status: uplink %q, unavailable %q; want no uplink and the reason", st.Uplink, st.Unavailable["network"])
+	}
+	marker := filepath.Join(ws, "ran")
+	res, err := e.Run(context.Background(), executor.Spec{Script: "touch " + marker, Dir: ws, Network: true, Timeout: 20 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "slirp4netns") {
+		t.Errorf("Run with network and no uplink: %+v, %v; want an error naming slirp4netns", res, err)
+	}
+	absent(t, marker)
+	// Without network the same executor still runs commands.
+	if res := run(t, e, ws, "touch "+marker); res.ExitCode != 0 {
+		t.Errorf("without network: exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
 }

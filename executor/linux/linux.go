@@ -30,6 +30,8 @@ import (
 type Executor struct {
 	cfg       executor.Config
 	helper    string
+	uplink    string // slirp4netns, or "" with uplinkErr saying why not
+	uplinkErr error
 	workspace string
 	readOnly  []string
 	hide      []string
@@ -80,9 +82,12 @@ func New(opts Options) (*Executor, error) {
 		}
 		opts.Config.Caches.Dir = real
 	}
+	uplink, uplinkErr := findUplink(opts.Uplink)
 	e := &Executor{
 		cfg:       opts.Config,
 		helper:    helper,
+		uplink:    uplink,
+		uplinkErr: uplinkErr,
 		workspace: ws,
 		readOnly:  opts.ReadOnly,
 		tmpSize:   opts.TmpSize,
@@ -338,7 +343,13 @@ func (e *Executor) Probe(ctx context.Context) (Status, error) {
 
 func (e *Executor) status() Status {
 	st := Status{Helper: e.helper, Caches: e.cfg.Caches.Dir, Cgroup: e.cgroups.Version(), Limits: []string{},
-		Unavailable: e.cgroups.Unavailable(), Pool: cap(e.pool)}
+		Unavailable: e.cgroups.Unavailable(), Pool: cap(e.pool), Uplink: e.uplink}
+	if e.uplinkErr != nil {
+		if st.Unavailable == nil {
+			st.Unavailable = map[string]string{}
+		}
+		st.Unavailable["network"] = e.uplinkErr.Error()
+	}
 	if st.Cgroup != 0 {
 		st.Limits = append(st.Limits, e.cgroups.InForce(e.limits.cgroup())...)
 	}

@@ -50,6 +50,10 @@ type Options struct {
 	Workspace string
 	// Helper is the path of the cmdgate-sandbox program; empty means FindHelper.
 	Helper string
+	// Uplink is the slirp4netns program that connects the network namespace of a
+	// command granted the network; empty means slirp4netns in PATH. Without one, such
+	// a command is refused (never run with the host's network).
+	Uplink string
 	// ReadOnly replaces DefaultReadOnly; ExtraReadOnly adds to it (a toolchain under
 	// /root, say).
 	ReadOnly, ExtraReadOnly []string

@@ -29,6 +29,7 @@ type sandbox struct {
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
 	exited   chan struct{}    // closed once the init has exited and been reaped
 	landlock int              // the ABI the init reported
+	uplink   *uplink          // the network, when the decision granted it
 }
 
 var _ executor.Tree = (*sandbox)(nil)
@@ -84,7 +85,7 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 		Stdout:      streams.ChildStdout(),
 		Stderr:      streams.ChildStderr(),
 		ExtraFiles:  []*os.File{cfgR, repW}, // descriptors 3 and 4
-		SysProcAttr: sysProcAttr(network),
+		SysProcAttr: sysProcAttr(),
 	}
 	err = cmd.Start()
 	cfgR.Close()
@@ -119,17 +120,31 @@ func (e *Executor) build(network bool) (*sandbox, error) {
 			return fail("move the sandbox into its cgroup", err)
 		}
 	}
-	layout, err := json.Marshal(wire.Config{
+	layout := wire.Config{
 		Workspace: e.workspace,
 		ReadOnly:  e.readOnly,
 		Hide:      e.hide,
-		Network:   network,
 		Caches:    e.cfg.Caches.Dir,
 		Hostname:  "cmdgate",
 		TmpSize:   e.tmpSize,
-	})
+	}
+	if network {
+		// The uplink is attached before the init gets its layout: the init closes the
+		// host's addresses off once tap0 and its default route exist.
+		if e.uplink == "" {
+			return fail("give the command the network", e.uplinkErr)
+		}
+		if layout.Unreachable, err = unreachable(); err != nil {
+			return fail("give the command the network", err)
+		}
+		if s.uplink, err = startUplink(e.uplink, cmd.Process.Pid); err != nil {
+			return fail("give the command the network", err)
+		}
+		layout.Network, layout.Nameserver = true, uplinkNameserver
+	}
+	b, err := json.Marshal(layout)
 	if err == nil {
-		_, err = cfgW.Write(layout)
+		_, err = cfgW.Write(b)
 	}
 	if err != nil {
 		return fail("send the sandbox its layout", err)
@@ -196,12 +211,10 @@ const buildTimeout = 30 * time.Second
 // sysProcAttr starts the init in new namespaces, in its own process group, killed with the
 // gateway. Its user namespace maps the gateway's user and group to themselves, so files
 // keep their owners; an unprivileged gateway passes the init the capabilities it needs
-// to build the sandbox (root in the namespace has them all).
-func sysProcAttr(network bool) *syscall.SysProcAttr {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if !network {
-		flags |= unix.CLONE_NEWNET
-	}
+// to build the sandbox (root in the namespace has them all). The network namespace is
+// new even when the decision grants the network: the uplink then connects it.
+func sysProcAttr() *syscall.SysProcAttr {
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET)
 	uid, gid := os.Getuid(), os.Getgid()
 	attr := &syscall.SysProcAttr{
 		Setpgid:                    true, // out of the terminal's foreground group
@@ -232,6 +245,9 @@ func (e *Executor) release(s *sandbox) {
 		defer e.releasing.Add(-1)
 		<-s.exited
 		for range s.reports {
+		}
+		if s.uplink != nil {
+			s.uplink.stop()
 		}
 		if s.cg != nil {
 			e.putCgroup(s.cg)

@@ -2,8 +2,8 @@
 // its namespaces, which builds the sandbox and runs one command in it.
 //
 // The executor starts the small cmdgate-sandbox program (cmd/cmdgate-sandbox, whose main
-// is Main) in new user, mount, pid, ipc, uts and, unless the decision grants network,
-// network namespaces. It is not the cmdgate binary re-executed: that one links the
+// is Main) in new user, mount, pid, ipc, uts and network namespaces (with an uplink
+// attached to the last when the decision grants the network). It is not the cmdgate binary re-executed: that one links the
 // policy engine, whose package initialisers cost several milliseconds on every command.
 //
 // Main reads a wire.Config on descriptor 3, then, in this order: takes a new cgroup

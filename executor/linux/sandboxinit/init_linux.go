@@ -107,7 +107,7 @@ func errorReport(err error) wire.Report {
 	return wire.Report{Event: wire.EventError, Code: wire.CodeInternal, Message: err.Error()}
 }
 
-// build turns this process, pid 1 of fresh user, mount, pid, ipc, uts (and network)
+// build turns this process, pid 1 of fresh user, mount, pid, ipc, uts and network
 // namespaces, into the sandbox: the new root, the working directory, the limits, no
 // privileges, Landlock and seccomp. It returns the Landlock ABI in force. Order
 // matters: mounts need the capabilities that are dropped after them, and seccomp, which
@@ -121,9 +121,12 @@ func build(cfg wire.Config) (int, error) {
 			return 0, fail("set host name", err)
 		}
 	}
-	if !cfg.Network {
-		if err := loopbackUp(); err != nil {
-			return 0, fail("bring up loopback", err)
+	if err := loopbackUp(); err != nil {
+		return 0, fail("bring up loopback", err)
+	}
+	if cfg.Network {
+		if err := prohibitRoutes(cfg.Unreachable); err != nil {
+			return 0, fail("close the host's addresses to the network", err)
 		}
 	}
 	if err := buildRoot(cfg); err != nil {
@@ -146,8 +149,8 @@ func build(cfg wire.Config) (int, error) {
 	return abi, nil
 }
 
-// loopbackUp brings up lo in the new network namespace: a command may still talk to
-// itself over 127.0.0.1, and to nothing else.
+// loopbackUp brings up lo in the new network namespace: a command may talk to itself
+// over 127.0.0.1, and, unless the decision granted the network, to nothing else.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -215,6 +218,11 @@ func buildRoot(cfg wire.Config) error {
 	if cfg.Caches != "" {
 		if err := bind(cfg.Caches, attrRW); err != nil {
 			return fail("bind the tool caches "+cfg.Caches, err)
+		}
+	}
+	if cfg.Nameserver != "" {
+		if err := resolvConf(cfg.Nameserver); err != nil {
+			return fail("show the uplink's resolver in /etc/resolv.conf", err)
 		}
 	}
 	if err := mountProc(); err != nil {
@@ -501,6 +509,13 @@ func restrictPaths(cfg wire.Config) (int, error) {
 		landlock.RWDirs(rwDirs(cfg)...).WithRefer(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
 		landlock.ROFiles("/dev/random", "/dev/urandom").IgnoreIfMissing(),
+	}
+	if cfg.Nameserver != "" {
+		// resolvConf bound the uplink's resolv.conf where /etc/resolv.conf leads, which
+		// may lie outside /etc (/run/systemd/resolve/stub-resolv.conf).
+		if p, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
+			rules = append(rules, landlock.ROFiles(p))
+		}
 	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {

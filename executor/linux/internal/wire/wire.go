@@ -32,9 +32,16 @@ type Config struct {
 	// empty file or directory.
 	ReadOnly []string `json:"read_only"`
 	Hide     []string `json:"hide,omitempty"`
-	// Network keeps the host's network; the executor then does not create a network
-	// namespace. Without it the init brings up the loopback of its new namespace.
-	Network bool `json:"network,omitempty"`
+	// Network says the decision granted the network. The sandbox has its own network
+	// namespace either way, with its loopback up; with Network the executor has
+	// attached an uplink (a tap device to the outside world, routed by a user-mode
+	// network stack on the host) before it sends this Config, and the init then gives
+	// every prefix of Unreachable a prohibit route, so the host's own addresses and the
+	// link-local range stay out of reach, and shows Nameserver as the only resolver in
+	// /etc/resolv.conf.
+	Network     bool     `json:"network,omitempty"`
+	Unreachable []string `json:"unreachable,omitempty"`
+	Nameserver  string   `json:"nameserver,omitempty"`
 	// Caches, when set, is the workspace's tool cache area, bound read-write at its own
 	// path after the workspace; HOME lies in it.
 	Caches string `json:"caches,omitempty"`
