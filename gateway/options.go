@@ -29,7 +29,7 @@ const (
 	DefaultReadTimeout      = 30 * time.Second
 	DefaultIdleTimeout      = 2 * time.Minute
 	DefaultReloadDebounce   = 250 * time.Millisecond
-	DefaultProfile          = "default"
+	DefaultProfile          = ProfileAuto
 	DefaultDecisionCache    = 10000
 	DefaultTask             = "default"
 )
@@ -64,8 +64,12 @@ type Options struct {
 	// again (policies.WithDecisionCache); default DefaultDecisionCache, -1 turns it
 	// off. A bundle whose decisions could differ for the same document is never cached.
 	DecisionCache int
-	// Profile is the policy profile every request is decided under (request.profile of
-	// the policy input); default "default".
+	// Profile chooses the rule profile every request is decided under: ProfileAuto (the
+	// default; "default" means the same) takes "sandboxed" where the backend isolates
+	// (linux) and "strict" elsewhere; "strict" or "sandboxed" chooses one, and
+	// "sandboxed" on a backend that does not isolate is a start error. The profile in
+	// force is request.profile of every policy input and the rules' configuration
+	// (policies.Config.Profile).
 	Profile string
 	// Sandbox selects the executor backend: "auto" (the default) is "linux" where its
 	// sandbox can be built (user namespaces, Landlock, the cmdgate-sandbox program),
@@ -150,8 +154,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CachesDir == "" && o.DataDir != "" {
 		o.CachesDir = filepath.Join(o.DataDir, "caches")
 	}
-	if o.Profile == "" {
-		o.Profile = DefaultProfile
+	switch o.Profile {
+	case "", "default":
+		o.Profile = ProfileAuto
+	case ProfileAuto, policies.ProfileStrict, policies.ProfileSandboxed:
+	default:
+		errs = append(errs, fmt.Errorf("policy profile %q is not auto, strict or sandboxed", o.Profile))
 	}
 	if o.Sandbox == "" {
 		o.Sandbox = SandboxAuto

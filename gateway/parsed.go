@@ -58,7 +58,7 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 	var key [sha256.Size]byte
 	ok := s.parsed != nil
 	if ok {
-		key, ok = shape(req, popts, principal, s.opts.Profile)
+		key, ok = shape(req, popts, principal, s.opts.Policy.Profile)
 	}
 	if ok {
 		if p, hit := s.parsed.get(key); hit {
@@ -73,7 +73,7 @@ func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal p
 	}
 	doc.Principal = principal
 	doc.Request.Task = req.Task
-	doc.Request.Profile = s.opts.Profile
+	doc.Request.Profile = s.opts.Policy.Profile
 	doc.Sandbox = s.sandboxInput
 	if ok {
 		if p, err := newParsedDoc(doc, key); err == nil {

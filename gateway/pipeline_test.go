@@ -99,7 +99,7 @@ func TestExecRecordsBeforeRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	if input.Request.ID != "client-req-42" || input.Request.Cwd != filepath.Join(env.ws, "sub") ||
-		input.Request.Workspace != env.ws || input.Principal.Role != "agent" || input.Request.Task != "default" || input.Request.Profile != "default" {
+		input.Request.Workspace != env.ws || input.Principal.Role != "agent" || input.Request.Task != "default" || input.Request.Profile != policies.ProfileStrict {
 		t.Errorf("policy input of the record: %+v", input)
 	}
 

@@ -151,7 +151,7 @@ func (s *Server) handlePolicy(c echo.Context) error {
 	// (rarely) files of the newer one with the older revision, never a mix of files.
 	files := s.engine.Files()
 	out := policyAnswer{
-		Source: "embedded", Profile: s.opts.Profile, Sandbox: s.sandbox,
+		Source: "embedded", Profile: s.opts.Policy.Profile, Sandbox: s.sandbox,
 		Files: make([]policyFile, 0, len(files)), Config: s.engine.Config(), Allowlist: s.engine.Allowlist(),
 	}
 	if s.opts.PolicyDir != "" {
@@ -175,7 +175,7 @@ func (s *Server) PromptEnv() policies.PromptEnv {
 	env := policies.PromptEnv{
 		Workspace: s.ws.Root(), Backend: s.sandbox,
 		Isolated: sb.Isolated, PrivateTmp: sb.PrivateTmp, Home: sb.Home,
-		Caches: ec.Caches.Dir != "",
+		Caches: ec.Caches.Dir != "", Profile: s.opts.Policy.Profile,
 		Tools: []string{
 			"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
 			"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",

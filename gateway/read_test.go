@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/cmdgate/cmdgate/policies"
 	"net/http"
 	"net/url"
 	"strings"
@@ -87,7 +88,7 @@ func TestPolicyEndpoints(t *testing.T) {
 		}
 	}
 	env.do("GET", "/v1/policy", "approver", nil).decode(t, &p)
-	if p.Revision != env.srv.Revision() || p.Source != "embedded" || p.Sandbox != SandboxProcess || p.Profile != "default" ||
+	if p.Revision != env.srv.Revision() || p.Source != "embedded" || p.Sandbox != SandboxProcess || p.Profile != policies.ProfileStrict ||
 		len(p.Files) == 0 || len(p.Files[0].SHA256) != 64 || len(p.Allowlist) == 0 || p.Config.UnknownCommand != "deny" {
 		t.Errorf("policy = %+v", p)
 	}

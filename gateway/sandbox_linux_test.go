@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/internal/testenv"
+	"github.com/cmdgate/cmdgate/policies"
 )
 
 // sandboxHelper is cmdgate-sandbox built from the source under test by TestMain.
@@ -31,6 +32,12 @@ func TestMain(m *testing.M) {
 // where the sandbox cannot be built skips, and fails under CI=true.
 func linuxEnv(t *testing.T, sandbox string) *testEnv {
 	t.Helper()
+	return linuxEnvWith(t, sandbox)
+}
+
+// linuxEnvWith is linuxEnv with more options.
+func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*Options)) *testEnv {
+	t.Helper()
 	probe, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: sandboxHelper, Pool: -1})
 	if err == nil {
 		_, err = probe.Probe(t.Context())
@@ -39,10 +46,10 @@ func linuxEnv(t *testing.T, sandbox string) *testEnv {
 	if err != nil {
 		testenv.Skip(t, "the linux sandbox cannot be built here: %v", err)
 	}
-	return newEnv(t, func(o *Options) {
+	return newEnv(t, append([]func(*Options){func(o *Options) {
 		o.Sandbox = sandbox
 		o.Linux.Helper = sandboxHelper
-	})
+	}}, configure...)...)
 }
 
 func TestLinuxSandboxExec(t *testing.T) {
@@ -92,4 +99,49 @@ func TestLinuxSandboxExec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The rule profile follows the backend: sandboxed where it isolates, strict where it
+// does not; sandboxed is refused on a backend that does not isolate.
+func TestProfileFollowsBackend(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ sandbox, setting, want string }{
+		{SandboxLinux, "", policies.ProfileSandboxed},
+		{SandboxLinux, "default", policies.ProfileSandboxed},
+		{SandboxLinux, policies.ProfileStrict, policies.ProfileStrict},
+		{SandboxProcess, ProfileAuto, policies.ProfileStrict},
+		{SandboxProcess, policies.ProfileStrict, policies.ProfileStrict},
+	} {
+		t.Run(tc.sandbox+"/"+tc.setting, func(t *testing.T) {
+			t.Parallel()
+			var env *testEnv
+			if tc.sandbox == SandboxLinux {
+				env = linuxEnvWith(t, tc.sandbox, func(o *Options) { o.Profile = tc.setting })
+			} else {
+				env = newEnv(t, func(o *Options) { o.Sandbox = tc.sandbox; o.Profile = tc.setting })
+			}
+			var p struct{ Profile string }
+			env.do("GET", "/v1/policy", env.tokens["admin"], nil).decode(t, &p)
+			if p.Profile != tc.want {
+				t.Errorf("profile %q on %s: GET /v1/policy says %q, want %q", tc.setting, tc.sandbox, p.Profile, tc.want)
+			}
+			var res struct{ Decision string }
+			env.do("POST", "/v1/decide", env.tokens["agent"], []byte(`{"command":"git add -A"}`)).decode(t, &res)
+			if want := map[string]string{policies.ProfileStrict: "deny", policies.ProfileSandboxed: "allow"}[tc.want]; res.Decision != want {
+				t.Errorf("git add -A under %s: %s, want %s", tc.want, res.Decision, want)
+			}
+		})
+	}
+	t.Run("sandboxed on process", func(t *testing.T) {
+		t.Parallel()
+		opts := Options{DataDir: t.TempDir(), Workspace: t.TempDir(), Sandbox: SandboxProcess, Profile: policies.ProfileSandboxed}
+		srv, err := New(t.Context(), opts)
+		if err == nil {
+			srv.Close(t.Context())
+			t.Fatal("New with profile sandboxed on the process backend succeeded")
+		}
+		if !strings.Contains(err.Error(), "sandboxed") {
+			t.Errorf("New: %v; want an error about the sandboxed profile", err)
+		}
+	})
 }

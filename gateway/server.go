@@ -94,6 +94,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			closeRunner(s.runner)
 		}
 	}()
+	if s.opts.Policy.Profile, err = resolveProfile(s.opts.Profile, s.sandboxInput); err != nil {
+		return nil, err
+	}
 	if s.tokens, err = OpenTokens(opts.DataDir); err != nil {
 		return nil, err
 	}
@@ -155,7 +158,12 @@ func PromptEnvFor(ctx context.Context, opts Options) (policies.PromptEnv, error)
 	}
 	s.sandbox, s.sandboxStatus = status.Backend, status
 	s.sandboxInput = s.sandboxGuarantees()
-	return s.PromptEnv(), nil
+	if s.opts.Policy.Profile, err = resolveProfile(s.opts.Profile, s.sandboxInput); err != nil {
+		return policies.PromptEnv{}, err
+	}
+	env := s.PromptEnv()
+	env.Profile = s.opts.Policy.Profile
+	return env, nil
 }
 
 // prepareCaches gives the executor the workspace's tool cache area (unless caches are
@@ -195,6 +203,29 @@ func (s *Server) sandboxGuarantees() parse.Sandbox {
 		return parse.Sandbox{Backend: SandboxLinux, Isolated: true, PrivateTmp: true, Home: home}
 	}
 	return parse.Sandbox{Backend: s.sandbox}
+}
+
+// ProfileAuto is the default of Options.Profile: the rule profile follows the backend.
+const ProfileAuto = "auto"
+
+// resolveProfile is the rule profile in force for the Options.Profile setting and what
+// the backend guarantees: auto is sandboxed where the backend isolates and strict
+// elsewhere; sandboxed where it does not isolate is refused, since the sandbox is what
+// makes that profile's extra commands harmless.
+func resolveProfile(setting string, sb parse.Sandbox) (string, error) {
+	switch setting {
+	case policies.ProfileStrict:
+		return setting, nil
+	case policies.ProfileSandboxed:
+		if !sb.Isolated {
+			return "", fmt.Errorf("policy profile sandboxed needs a sandbox that isolates (linux); the %s backend does not: use profile strict or auto", sb.Backend)
+		}
+		return setting, nil
+	}
+	if sb.Isolated {
+		return policies.ProfileSandboxed, nil
+	}
+	return policies.ProfileStrict, nil
 }
 
 // cachesStatus is what /healthz says of the tool caches.

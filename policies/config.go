@@ -26,7 +26,20 @@ type Config struct {
 	// DynamicCommand is what a command whose name or program is only known at run time
 	// gets: "deny" (default) or "ask".
 	DynamicCommand string `yaml:"dynamic_command" json:"dynamic_command"`
+	// Profile is the rule profile: ProfileStrict (the default: the default lists
+	// exactly) or ProfileSandboxed (running workspace code, local git operations and the
+	// common language runners too, for a backend that isolates). The gateway resolves
+	// its `policy.profile` setting (auto by default) from the backend and sets it here
+	// and in every input's request.profile. It is not a key of the config file's
+	// allowed_commands level: the `policy:` section's profile key chooses it.
+	Profile string `yaml:"-" json:"profile"`
 }
+
+// Rule profiles (Config.Profile).
+const (
+	ProfileStrict    = "strict"
+	ProfileSandboxed = "sandboxed"
+)
 
 // AllowedCommands configures the allowlist (the allowlist configuration). Entries are command names
 // ("make") or commands with subcommand words ("git push").
@@ -60,6 +73,10 @@ func (c Config) Effective() Config {
 		},
 		UnknownCommand: c.UnknownCommand,
 		DynamicCommand: c.DynamicCommand,
+		Profile:        c.Profile,
+	}
+	if out.Profile == "" {
+		out.Profile = ProfileStrict
 	}
 	if out.UnknownCommand == "" {
 		out.UnknownCommand = ActionDeny
@@ -80,6 +97,9 @@ func (c Config) Validate() error {
 		if f.val != "" && f.val != ActionDeny && f.val != ActionAsk {
 			return &ConfigError{Key: f.key, Message: fmt.Sprintf("%q is not deny or ask", f.val)}
 		}
+	}
+	if c.Profile != "" && c.Profile != ProfileStrict && c.Profile != ProfileSandboxed {
+		return &ConfigError{Key: "profile", Message: fmt.Sprintf("%q is not strict or sandboxed", c.Profile)}
 	}
 	a := c.AllowedCommands
 	for _, l := range []struct {
@@ -147,5 +167,6 @@ func (c Config) document() map[string]any {
 		},
 		"unknown_command": e.UnknownCommand,
 		"dynamic_command": e.DynamicCommand,
+		"profile":         e.Profile,
 	}
 }

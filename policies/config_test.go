@@ -24,6 +24,8 @@ func TestConfigValidate(t *testing.T) {
 		{"custom list with implicit defaults", Config{AllowedCommands: AllowedCommands{CustomList: []string{"npm"}}}, "allowed_commands.custom_list"},
 		{"empty entry", Config{AllowedCommands: AllowedCommands{Additional: []string{"  "}}}, "allowed_commands.additional[0]"},
 		{"path entry", Config{AllowedCommands: AllowedCommands{Additional: []string{"ok", "./tool"}}}, "allowed_commands.additional[1]"},
+		{"sandboxed profile", Config{Profile: ProfileSandboxed}, ""},
+		{"unknown profile", Config{Profile: "lax"}, "profile"},
 		{"control character", Config{AllowedCommands: AllowedCommands{Exclude: []string{"a\nb"}}}, "allowed_commands.exclude[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +53,7 @@ func TestConfigEffective(t *testing.T) {
 		AllowedCommands: AllowedCommands{UseDefault: &yes, Additional: []string{"git push"}, Exclude: []string{}, CustomList: []string{}},
 		UnknownCommand:  "deny",
 		DynamicCommand:  "deny",
+		Profile:         ProfileStrict,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Effective() (-want +got):\n%s", diff)

@@ -97,6 +97,8 @@ type PromptEnv struct {
 	Network string
 	// Tools names the ways the model reaches cmdgate, each "name: what it does".
 	Tools []string
+	// Profile is the rule profile in force (strict or sandboxed); "" says nothing.
+	Profile string
 	// DefaultTimeout and MaxTimeout are a command's default and largest timeout.
 	DefaultTimeout, MaxTimeout time.Duration
 }
@@ -156,6 +158,12 @@ func promptText(a Allowlist, env PromptEnv) string {
 	}
 	if env.Network != "" {
 		line("- Network: %s", env.Network)
+	}
+	switch env.Profile {
+	case ProfileSandboxed:
+		line("- Policy: the sandboxed profile: the project's own scripts and wrappers (`./gradlew`, `./scripts/test.sh`), the language runners and local git operations (add, commit, branches, stash) are allowed, since the sandbox contains them; pushing and publishing ask a human")
+	case ProfileStrict:
+		line("- Policy: the strict profile: only the commands listed below, in the forms the policy can check")
 	}
 	line("- Dependencies: not installed for you; install them with the project's own tools")
 	if env.MaxTimeout > 0 {

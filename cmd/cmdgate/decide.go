@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
 )
@@ -47,6 +48,7 @@ type decideFlags struct {
 	maxBytes                                      int
 	url, tokenFile, shellMode                     string
 	remote                                        bool
+	profile                                       string
 }
 
 // decideOutput is what decide prints for one request (a batch line's output also
@@ -74,6 +76,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 	fs.StringVar(&df.cwd, "cwd", "", "directory the command runs in (default: the workspace)")
 	fs.StringVar(&df.workspace, "workspace", "", "workspace directory (default: the current directory)")
 	fs.StringVar(&df.script, "c", "", "shell script to decide")
+	fs.StringVar(&df.profile, "profile", policies.ProfileStrict, "rule profile: strict, or sandboxed (as a gateway with the linux sandbox decides: its private /tmp and own home included)")
 	fs.StringVar(&df.batch, "batch", "", "decide the requests of FILE (- for stdin), one JSON object per line")
 	fs.IntVar(&df.maxBytes, "max-bytes", 0, fmt.Sprintf("largest script accepted, in bytes (default: policy.max_script_bytes of the configuration, else %d)", parse.DefaultMaxBytes))
 	fs.StringVar(&df.url, "url", "", "ask this gateway (POST /v1/decide) instead of deciding offline")
@@ -109,7 +112,11 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 			return exitUsage
 		}
 	}
-	engine, cfg, err := m.loadEngine(ctx, df.policy, df.config)
+	if df.profile != policies.ProfileStrict && df.profile != policies.ProfileSandboxed {
+		fmt.Fprintf(m.Stderr, "cmdgate decide: --profile %q is not strict or sandboxed\n", df.profile)
+		return exitUsage
+	}
+	engine, cfg, err := m.loadEngine(ctx, df.policy, df.config, df.profile)
 	if err != nil {
 		return m.writeError("decide", "FAILED_PRECONDITION", err.Error())
 	}
@@ -121,7 +128,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 		return m.writeError("decide", "INVALID_ARGUMENT", err.Error())
 	}
 	if df.batch != "" {
-		return m.decideBatch(ctx, engine, df.batch, opts)
+		return m.decideBatch(ctx, engine, df, opts)
 	}
 	var doc *parse.Document
 	if df.script != "" {
@@ -129,7 +136,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 	} else {
 		doc = parse.Argv(operands, opts)
 	}
-	out, err := decideDoc(ctx, engine, doc)
+	out, err := decideDoc(ctx, engine, df.stamp(doc))
 	if err != nil {
 		return m.writeError("decide", "INTERNAL", err.Error())
 	}
@@ -158,6 +165,17 @@ func (m *Main) parseOptions(df decideFlags) (parse.Options, error) {
 	return parse.Options{Cwd: cwd, Workspace: ws, MaxBytes: df.maxBytes}, nil
 }
 
+// stamp gives doc the profile of --profile and, for sandboxed, the guarantees of the
+// linux sandbox that profile needs (a private /tmp, its own home), as a gateway
+// running that backend would.
+func (df decideFlags) stamp(doc *parse.Document) *parse.Document {
+	doc.Request.Profile = df.profile
+	if df.profile == policies.ProfileSandboxed {
+		doc.Sandbox = parse.Sandbox{Backend: "linux", Isolated: true, PrivateTmp: true, Home: linux.SandboxHome}
+	}
+	return doc
+}
+
 // resolveCwd is cwd made absolute against the workspace.
 func resolveCwd(ws, cwd string) string {
 	if filepath.IsAbs(cwd) {
@@ -168,11 +186,12 @@ func resolveCwd(ws, cwd string) string {
 
 // loadEngine loads the policy bundle with the configuration file's policy section:
 // the bundle of dir, else of policy.dir, else the embedded one.
-func (m *Main) loadEngine(ctx context.Context, dir, configFlag string) (*policies.Engine, Config, error) {
+func (m *Main) loadEngine(ctx context.Context, dir, configFlag, profile string) (*policies.Engine, Config, error) {
 	cfg, err := loadConfig(m.configPath(configFlag))
 	if err != nil {
 		return nil, cfg, err
 	}
+	cfg.Policy.Config.Profile = profile
 	if dir == "" {
 		dir = cfg.Policy.Dir
 	}
@@ -215,7 +234,8 @@ type batchRequest struct {
 
 // decideBatch decides one request per line of the file (or stdin), streaming: one
 // output line per input line, in order, with the engine reused.
-func (m *Main) decideBatch(ctx context.Context, e *policies.Engine, name string, opts parse.Options) int {
+func (m *Main) decideBatch(ctx context.Context, e *policies.Engine, df decideFlags, opts parse.Options) int {
+	name := df.batch
 	var in io.Reader = m.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -243,7 +263,7 @@ func (m *Main) decideBatch(ctx context.Context, e *policies.Engine, name string,
 			m.writeBatchError(line, fmt.Sprintf("line longer than %d bytes", maxBatchLine))
 			continue
 		}
-		out, perr := decideLine(ctx, e, raw, opts)
+		out, perr := decideLine(ctx, e, raw, opts, df)
 		if perr != nil {
 			failed++
 			m.writeBatchError(line, perr.Error())
@@ -260,7 +280,7 @@ func (m *Main) decideBatch(ctx context.Context, e *policies.Engine, name string,
 }
 
 // decideLine decides one batch line.
-func decideLine(ctx context.Context, e *policies.Engine, raw []byte, opts parse.Options) (decideOutput, error) {
+func decideLine(ctx context.Context, e *policies.Engine, raw []byte, opts parse.Options, df decideFlags) (decideOutput, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var req batchRequest
@@ -285,7 +305,7 @@ func decideLine(ctx context.Context, e *policies.Engine, raw []byte, opts parse.
 		}
 		doc = parse.Argv(req.Argv, opts)
 	}
-	return decideDoc(ctx, e, doc)
+	return decideDoc(ctx, e, df.stamp(doc))
 }
 
 // readLine reads one line without its newline. A line longer than max is consumed

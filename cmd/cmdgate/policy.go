@@ -146,16 +146,16 @@ flags:`)
 		}
 		return m.writeAnswer(typ, status, body)
 	}
-	e, _, err := m.loadEngine(ctx, *dir, *config)
-	if err != nil {
-		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
-	}
 	opts, _, err := m.serveConfig(serveFlags{config: *config, workspace: *workspace, sandbox: *sandbox, policy: *dir})
 	if err != nil {
 		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
 	opts.Logger = nil // the probe's findings are the prompt's, not log lines
 	env, err := gateway.PromptEnvFor(ctx, opts)
+	if err != nil {
+		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
+	}
+	e, _, err := m.loadEngine(ctx, *dir, *config, env.Profile)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}
@@ -206,7 +206,7 @@ func (m *Main) runPolicyEval(ctx context.Context, args []string) int {
 	if dec.More() {
 		return m.writeError(typ, "INVALID_ARGUMENT", "input holds more than one JSON value")
 	}
-	e, _, err := m.loadEngine(ctx, *dir, *config)
+	e, _, err := m.loadEngine(ctx, *dir, *config, "")
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}

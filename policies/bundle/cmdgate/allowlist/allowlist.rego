@@ -10,8 +10,13 @@ import data.cmdgate.lib
 
 cfg := data.cmdgate.config.allowed_commands
 
-# default_entries are the entries of the default categories, in data order.
-default_entries := {e | some cat in lib.lists.categories; some e in cat.commands}
+# default_entries are the entries of the default categories, and of the categories the
+# profile in force adds (data.cmdgate.lists.profiles: sandboxed adds the runners, local
+# version control and developer tools).
+default_entries := {e | some cat in categories; some e in cat.commands}
+
+# categories are the default categories, then those of the profile in force.
+categories := array.concat(lib.lists.categories, object.get(lib.lists, ["profiles", object.get(data.cmdgate.config, "profile", "strict"), "categories"], []))
 
 builtin_entries := {e | some e in lib.lists.builtins.commands}
 
@@ -45,7 +50,7 @@ normalize(e) := concat(" ", [w | some w in split(trim_space(e), " "); w != ""])
 # category_of is the id of the first category that lists the entry: a default
 # category, the builtins, or "custom"/"additional" for entries only the config names.
 category_of(e) := ids[0] if {
-	ids := [cat.id | some cat in lib.lists.categories; e in cat.commands]
+	ids := [cat.id | some cat in categories; e in cat.commands]
 	count(ids) > 0
 } else := lib.lists.builtins.id if {
 	e in lib.lists.builtins.commands
@@ -75,7 +80,7 @@ multi_entries := {e | some e in entries; contains(e, " ")}
 # builtins category shows only the builtins no other category lists).
 display_categories := array.concat(
 	[{"id": cat.id, "title": cat.title, "commands": cmds} |
-		some cat in array.concat(lib.lists.categories, [lib.lists.builtins])
+		some cat in array.concat(categories, [lib.lists.builtins])
 		cmds := [e | some e in cat.commands; normalize(e) in entries; category_of(normalize(e)) == cat.id]
 		count(cmds) > 0
 	],

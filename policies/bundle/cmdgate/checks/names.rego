@@ -45,6 +45,7 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 } else := lib.finding(lib.unknown_effect, "allowlist.path_command", msg, c) if {
 	contains(c.path, "/")
 	not lib.system_path(c.path)
+	not workspace_program(c)
 	msg := sprintf("%s is run by a path outside the system directories; only the tools installed there are on the allowlist", [c.path])
 } else := lib.finding("deny", "forbidden.command", msg, c) if {
 	not eff.names[c.name]
@@ -58,6 +59,18 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 	not allowlist.allowed_unlisted(c, eff)
 	not job_control_only(c)
 	msg := unknown_message(c, eff)
+}
+
+# workspace_program: under the sandboxed profile, a program of the workspace run by its
+# path (./gradlew, bin/rails, ./scripts/test.sh) runs the project's code as `make`
+# does, inside the sandbox; not one under .git (hooks), and not a path only known at
+# run time.
+workspace_program(c) if {
+	lib.sandboxed
+	t := lib.target(c, c.path)
+	t.dynamic == false
+	t.inside_workspace == true
+	not lib.git_internal(t)
 }
 
 # function_call reports a call of a function the script defined (parse's

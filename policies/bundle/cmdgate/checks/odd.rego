@@ -17,6 +17,8 @@ odd_findings(c, p) := ((odd_name_findings(c) | odd_special_findings(c, p)) | {f 
 
 odd_name_findings(c) := set() if {
 	function_call(c)
+} else := set() if {
+	workspace_program(c)
 } else := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)}
 
 odd_special_findings(c, p) := special_findings(p.special, c, p) if p.special != ""

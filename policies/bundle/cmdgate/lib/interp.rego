@@ -8,10 +8,14 @@ shell_value_options := {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}
 
 stdin_names := {"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 
-# shell_program is where a shell takes its script: "inline" (-c), "stdin" (-s, no
-# script operand, or a script operand that is stdin) or "file".
+# shell_program is where a shell takes its script: "inline" (-c), "info" (--version,
+# --help: no script at all), "stdin" (-s, no script operand, or a script operand that is
+# stdin) or "file".
 shell_program(c) := "inline" if {
 	has_short(c.argv, "c")
+} else := "info" if {
+	count(shell_operands(c)) == 0
+	has_flag(c.argv, object.get(lists, "shell_info", []))
 } else := "stdin" if {
 	has_short(c.argv, "s")
 } else := "stdin" if {
@@ -27,9 +31,14 @@ shell_operands(c) := array.slice(ws, 1, count(ws)) if {
 } else := positional(c.argv, shell_value_options)
 
 # interpreter_program is the same for interpreters: "inline" (-c, -e, -m, -r, ...),
-# "stdin" or "file".
+# "info" (the spec's info options without a program operand: python3 --version,
+# node -v), "stdin" or "file".
 interpreter_program(c, spec) := "inline" if {
 	program_option(c.argv, spec.program)
+} else := "info" if {
+	ws := positional(c.argv, {v | some v in spec.values})
+	count(ws) == 0
+	has_flag(c.argv, object.get(spec, "info", []))
 } else := "stdin" if {
 	ws := positional(c.argv, {v | some v in spec.values})
 	count(ws) == 0

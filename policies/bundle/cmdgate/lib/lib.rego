@@ -131,6 +131,11 @@ outside_write(t) if {
 	not sandbox_private(t)
 }
 
+# sandboxed reports the sandboxed profile (data.cmdgate.config.profile, set by the
+# gateway where the backend isolates, and shown as input.request.profile): the rules
+# allow there what runs the project's own code, which the sandbox contains.
+sandboxed if object.get(data.cmdgate.config, "profile", "strict") == "sandboxed"
+
 # sandbox_private reports a target that the sandbox makes the command's own
 # (input.sandbox): its private /tmp and /dev/shm, and, in an isolated sandbox with a
 # HOME of its own, that home, named by path or by ~ (not ~user). Writing there
@@ -296,7 +301,10 @@ in_pipeline_after(c) if {
 # where they write (data.cmdgate.lists.dangerous_env), names compared
 # case-insensitively: a listed name or prefix, or a judged name whose value is
 # dangerous (a value that needs run-time state always is).
-dangerous_env(name, _) if upper(name) in data.cmdgate.lists.dangerous_env.names
+dangerous_env(name, value) if {
+	upper(name) in data.cmdgate.lists.dangerous_env.names
+	not workspace_search_path(name, value)
+}
 
 dangerous_env(name, _) if {
 	u := upper(name)
@@ -307,6 +315,22 @@ dangerous_env(name, _) if {
 dangerous_env(name, value) if {
 	j := data.cmdgate.lists.dangerous_env.judged[upper(name)]
 	dangerous_value(j, value)
+}
+
+# workspace_search_path: under the sandboxed profile, a variable naming where a
+# language loads the project's own modules (PYTHONPATH=src, NODE_PATH=lib) is fine
+# when every entry of its value is a relative path that does not go up: it adds the
+# workspace's code, which the sandbox runs anyway, and nothing of the host
+# (data.cmdgate.lists.profiles.sandboxed.search_path_env).
+workspace_search_path(name, value) if {
+	sandboxed
+	upper(name) in object.get(data.cmdgate.lists, ["profiles", "sandboxed", "search_path_env"], [])
+	not dynamic_text(value)
+	value != ""
+	every e in split(value, ":") {
+		regex.match(`^[A-Za-z0-9_.@+-][A-Za-z0-9_.@+/-]*$`, e)
+		not regex.match(`(^|/)\.\.(/|$)`, e)
+	}
 }
 
 dangerous_value(_, value) if dynamic_text(value)

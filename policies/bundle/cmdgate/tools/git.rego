@@ -118,9 +118,20 @@ git_readonly_findings(c, sub_i) := {lib.finding(lib.unknown_effect, "allowlist.u
 	sub := c.argv[sub_i]
 	rules := data.cmdgate.lists.git.readonly_args[sub]
 	not concat(" ", ["git", sub]) in allowlist.cfg.additional
+	not local_write_allowed(sub)
 	words := array.slice(c.argv, sub_i + 1, count(c.argv))
 	not git_readonly_ok(words, rules)
 	msg := sprintf("git %s %s is not on the allowlist: only its read-only forms are", [sub, concat(" ", words)])
+}
+
+# local_write_allowed: under the sandboxed profile the local forms of git branch and git
+# stash (create, delete, rename a branch; push, pop, drop a stash) are allowed; git
+# config and git remote stay read-only under every profile (a config key or a remote
+# URL can run programs on the developer's machine later: core.hooksPath, core.pager,
+# core.fsmonitor, ext:: URLs), and so does reflog.
+local_write_allowed(sub) if {
+	lib.sandboxed
+	sub in {"branch", "stash"}
 }
 
 git_readonly_ok(words, rules) if {
