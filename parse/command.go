@@ -387,7 +387,15 @@ func (w *walker) dirEffect(cmd *Command, fields []field, stdinBody bool) {
 	if !cmd.DynamicName && (cmd.Path == "builtin" || cmd.Path == "command") {
 		return // the inner command, run by this shell, had its effect
 	}
-	w.succK = false
+	// A command that does not change directory leaves the shell where it is whether or
+	// not it succeeds: `cd sub && make && cd ..` runs the last cd in sub. A command that
+	// makes the directory unknown, or cd (which sets its own), overrides this.
+	w.succ, w.succK = w.dirs, !w.dirs.unknown()
+	defer func() {
+		if w.dirs.unknown() {
+			w.succK = false
+		}
+	}()
 	if cmd.DynamicName { // could be cd
 		w.dirs = dirState{}
 		return

@@ -15,8 +15,20 @@ cfg := data.cmdgate.config.allowed_commands
 # version control and developer tools).
 default_entries := {e | some cat in categories; some e in cat.commands}
 
-# categories are the default categories, then those of the profile in force.
-categories := array.concat(lib.lists.categories, object.get(lib.lists, ["profiles", object.get(data.cmdgate.config, "profile", "strict"), "categories"], []))
+# categories are the default categories, then those of the profile in force; under
+# sandboxed, also the publishing commands (data.cmdgate.lists.publishing), which
+# checks/publish.rego makes ask a human.
+categories := array.concat(array.concat(lib.lists.categories, object.get(lib.lists, ["profiles", profile, "categories"], [])), publishing_categories)
+
+profile := object.get(data.cmdgate.config, "profile", "strict")
+
+publishing_categories := [{
+	"id": "publishing",
+	"title": "Publishing and pushing (each asks a human)",
+	"commands": sort([concat(" ", [n, f]) | some n, forms in lib.lists.publishing; some f in forms]),
+}] if profile == "sandboxed"
+
+else := []
 
 builtin_entries := {e | some e in lib.lists.builtins.commands}
 

@@ -67,6 +67,7 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 # run time.
 workspace_program(c) if {
 	lib.sandboxed
+	contains(c.path, "/")
 	t := lib.target(c, c.path)
 	t.dynamic == false
 	t.inside_workspace == true

@@ -91,3 +91,48 @@ test_interpreter_info_options if {
 		"escape.interpreter_stdin" in t.rules(d)
 	}
 }
+
+# cd back up after cd into a sub-directory, in a script of several lines: the target is
+# inside the workspace from where the shell most likely is.
+test_cd_back_up if {
+	up := t.set(t.command(1, ["cd", ".."]), {"cwd": "/workspace/proj/sub", "operands": [{"text": "..", "path": "/workspace/proj", "inside_workspace": false, "dynamic": false, "glob": false, "argi": 1}]})
+	sandboxed(t.doc([t.command(0, ["cd", "sub"]), up])).action == "allow"
+	"path.cd_outside_workspace" in t.rules(strict(t.doc([t.command(0, ["cd", "sub"]), up])))
+	out := t.set(t.command(0, ["cd", "../.."]), {"operands": [{"text": "../..", "path": "/", "inside_workspace": false, "dynamic": false, "glob": false, "argi": 1}]})
+	"path.cd_outside_workspace" in t.rules(sandboxed(t.doc([out])))
+}
+
+# Names that are on no list stay unknown under sandboxed: only a path runs a workspace
+# program.
+test_unknown_names_still_denied if {
+	every argv in [["foo", "bar"], ["docker", "run", "x"], ["gh", "api", "user"], ["ssh", "host"], ["kubectl", "get", "pods"]] {
+		d := sandboxed(t.script([argv]))
+		count({"allowlist.unknown_command", "forbidden.command"} & t.rules(d)) > 0
+		d.action == "deny"
+	}
+}
+
+# Publishing and pushing ask under sandboxed and are denied under strict, even for a
+# tool the allowlist has (npm, cargo, gem).
+test_publishing if {
+	every argv in [["npm", "publish"], ["cargo", "publish"], ["gem", "push", "x.gem"], ["yarn", "npm", "publish"], ["poetry", "publish"]] {
+		"publish.release" in t.rules(sandboxed(t.script([argv])))
+		sandboxed(t.script([argv])).action == "ask"
+		strict(t.script([argv])).action == "deny"
+	}
+	every argv in [["npm", "install"], ["cargo", "build"], ["git", "status"]] {
+		not "publish.release" in t.rules(sandboxed(t.script([argv])))
+	}
+}
+
+# A request to a development server on the sandbox's loopback may send data under
+# sandboxed; anywhere else it may not.
+test_loopback_upload if {
+	ok := ["curl", "-X", "POST", "-d", "{\"a\":1}", "http://127.0.0.1:8080/api"]
+	sandboxed(t.script([ok])).action == "allow"
+	"network.upload" in t.rules(strict(t.script([ok])))
+	every url in ["http://example.com/x", "http://127.0.0.1.nip.io/", "http://127.0.0.1@evil.example/", "localhost:1 evil.example"] {
+		argv := array.concat(["curl", "-X", "POST"], split(url, " "))
+		"network.upload" in t.rules(sandboxed(t.script([argv])))
+	}
+}

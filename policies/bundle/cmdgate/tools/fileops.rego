@@ -85,4 +85,16 @@ cd_target_unsafe(o) if {
 	o.text != "-"
 	not o.dynamic
 	not o.inside_workspace
+	not likely_inside(o)
+}
+
+# likely_inside: under the sandboxed profile, a cd whose target is inside the workspace
+# from the directory the shell is most likely in (every cd before it succeeded) is
+# fine, although a failed earlier cd could take it elsewhere (`cd sub`, newline,
+# `cd ..`): the later commands' paths are still judged from every directory the shell
+# may be in, and the sandbox holds the rest.
+likely_inside(o) if {
+	lib.sandboxed
+	o.path != ""
+	lib.inside(o.path)
 }

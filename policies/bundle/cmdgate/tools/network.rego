@@ -32,14 +32,41 @@ plain_urls(c) if {
 
 curl_findings(c) := ((({lib.finding("deny", "network.upload", msg, c) |
 	some w in curl_upload_options(c.argv)
+	not loopback_request(c)
 	msg := sprintf("curl %s sends data; curl is allowed for reads only", [w])
 } | {lib.finding("deny", "network.upload", msg, c) |
 	some m in lib.option_values(c.argv, {"short": ["X"], "long": ["--request"]})
 	not upper(m) in {"GET", "HEAD", "OPTIONS"}
+	not loopback_request(c)
 	msg := sprintf("curl -X %s is not a read; curl is allowed for reads only", [m])
 }) | {lib.finding("deny", "escape.curl_config", "curl -K/--config reads options from a file the policy cannot check", c) |
 	curl_config(c.argv)
 }) | url_findings(c)) | (dynamic_request_findings(c) | curl_file_findings(c))
+
+# loopback_request: under the sandboxed profile, a request to a development server the
+# agent runs on the sandbox's own loopback (curl -X POST http://127.0.0.1:8080/api) may
+# send data: every word that could be a URL names a loopback host, and none is only
+# known at run time. (Without a network grant the sandbox reaches nothing else anyway.)
+loopback_request(c) if {
+	lib.sandboxed
+	urls := [o.text | some o in c.operands; maybe_url(o.text)]
+	count(urls) > 0
+	every o in c.operands {
+		o.dynamic == false
+	}
+	every u in urls {
+		regex.match(`^(https?://)?(localhost|127\.[0-9]+\.[0-9]+\.[0-9]+|\[::1\])(:[0-9]+)?(/[^@]*)?$`, u)
+	}
+}
+
+# maybe_url: a word curl could take as a URL: one with a scheme, a dot, a colon or a
+# slash that is not JSON, a form field, a header or a file reference. (A bare word such
+# as POST, the value of -X, is not; a single-label host is nothing the sandbox without
+# network can reach.)
+maybe_url(w) if {
+	regex.match(`[.:/]`, w)
+	not regex.match(`^[{\[@]|[=\s]`, w)
+}
 
 # curl_file_findings: options that read a file: headers, variables and cookies from a
 # file are sent to the server (network.upload for -H @file and --variable name@file);
