@@ -42,6 +42,8 @@ func init() {
 		"proxychains4": wrapSimple(proxychainsSpec), "catchsegv": wrapSimple(unbufferSpec),
 		"faketime": wrapFaketime, "run0": wrapRun0, "ssh-agent": wrapSSHAgent,
 		"at": wrapAt, "batch": wrapAt,
+		"npx": wrapNpx, "npm": wrapNpm, "pnpm": wrapPnpm, "yarn": wrapYarn, "uvx": wrapUvx,
+		"uv": wrapUv, "pipx": wrapPipx, "bunx": wrapBunx,
 	}
 	for _, s := range shells {
 		wrappers[s] = wrapShell

@@ -19,7 +19,7 @@ check(k, c) := interpreter_findings(c, "php") if k == "php"
 
 check(k, c) := interpreter_findings(c, "lua") if k == "lua"
 
-interpreter_findings(c, fam) := (code_findings(c, spec, program_words(c, spec)) | module_findings(c, fam)) | in_place_findings(c, spec) if {
+interpreter_findings(c, fam) := ((code_findings(c, spec, program_words(c, spec)) | module_findings(c, fam)) | in_place_findings(c, spec)) | assembled_findings(c, spec) if {
 	spec := lib.lists.interpreters[fam]
 }
 
@@ -32,18 +32,61 @@ program_words(c, spec) := array.slice(c.argv, 1, count(c.argv)) if {
 	lib.interpreter_program(c, spec) == "stdin"
 } else := written_program(c, spec)
 
-# written_program: a program file the same script wrote from a here-document before
-# running it (cat > x.py <<'EOF' ... EOF; python3 x.py): its text is checked like an
-# inline program.
-written_program(c, spec) := [body |
-	ws := lib.positional(c.argv, {v | some v in spec.values})
-	file := lib.target(c, ws[0]).path
-	file != ""
+# written_program: a program file the same script wrote before running it, from a
+# here-document (cat > x.py <<'EOF' ... EOF; python3 x.py) or with echo or printf
+# (printf 'import os\n...' > x.py && python3 x.py): its text is checked like an inline
+# program. (What other writers put there is checked by assembled_findings.)
+written_program(c, spec) := array.concat([body |
+	file := program_file(c, spec)
 	some d in input.commands
 	d.index < c.index
 	some body in lib.heredoc_bodies(d)
 	writes_file(d, file)
-]
+], [strings.replace_n({"\\n": "\n", "\\t": "\t"}, concat(" ", [o.text | some o in d.operands])) |
+	file := program_file(c, spec)
+	some d in input.commands
+	d.index < c.index
+	d.name in {"echo", "printf"}
+	writes_file(d, file)
+])
+
+# program_file is the path of the program file an interpreter runs.
+program_file(c, spec) := file if {
+	ws := lib.positional(c.argv, {v | some v in spec.values})
+	file := lib.target(c, ws[0]).path
+	file != ""
+}
+
+# escape.assembled_program: the program file was written earlier in the same request
+# with text the policy cannot read: echo or printf of run-time text, a decoder's or a
+# download's output (base64 -d > x.py, curl -o x.py). A program assembled and run in
+# one request is no safer than the inline form, whose run-time text is denied too.
+assembled_findings(c, spec) := {lib.finding("deny", "escape.assembled_program", msg, c) |
+	lib.interpreter_program(c, spec) == "file"
+	file := program_file(c, spec)
+	some d in input.commands
+	d.index < c.index
+	opaque_writer(d, file)
+	msg := sprintf("%s runs %s, which %s wrote in this request with text the policy cannot read", [c.name, file, d.name])
+}
+
+opaque_writer(d, file) if {
+	d.name in {"echo", "printf"}
+	writes_file(d, file)
+	some o in d.operands
+	o.dynamic == true
+}
+
+opaque_writer(d, file) if {
+	d.name in lib.lists.opaque_writers
+	writes_file(d, file)
+}
+
+opaque_writer(d, file) if {
+	lib.profile_for(d).download == true
+	some o in d.operands
+	o.path == file
+}
 
 writes_file(d, file) if {
 	some r in d.redirects
