@@ -58,6 +58,7 @@ name_finding(c, eff, forbidden) := lib.finding(lib.dynamic_effect, "dynamic.comm
 	not eff.names[c.name]
 	not allowlist.allowed_unlisted(c, eff)
 	not job_control_only(c)
+	not workspace_source(c)
 	msg := unknown_message(c, eff)
 }
 
@@ -69,6 +70,29 @@ workspace_program(c) if {
 	lib.sandboxed
 	contains(c.path, "/")
 	t := lib.target(c, c.path)
+	t.dynamic == false
+	t.inside_workspace == true
+	not lib.git_internal(t)
+}
+
+# ... and a program the command made in what the sandbox makes its own (its private
+# /tmp, its home: cc -o /tmp/probe probe.c && /tmp/probe, ~/.cargo/bin/tool), which
+# holds nothing but what the agent's commands put there.
+workspace_program(c) if {
+	lib.sandboxed
+	contains(c.path, "/")
+	t := lib.target(c, c.path)
+	t.dynamic == false
+	lib.sandbox_private(t)
+}
+
+# workspace_source: under the sandboxed profile, source (.) of a static file of the
+# workspace (. .venv/bin/activate) runs the project's code as a workspace program does.
+workspace_source(c) if {
+	lib.sandboxed
+	c.name in {"source", "."}
+	count(c.operands) > 0
+	t := c.operands[0]
 	t.dynamic == false
 	t.inside_workspace == true
 	not lib.git_internal(t)

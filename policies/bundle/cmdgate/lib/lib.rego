@@ -129,6 +129,20 @@ outside_write(t) if {
 	t.inside_workspace == false
 	not sink(t.path)
 	not sandbox_private(t)
+	not likely_inside_write(t)
+}
+
+# likely_inside_write: under the sandboxed profile, in a sandbox that isolates, a write
+# whose path is inside the workspace from the directory the shell is most likely in
+# (every earlier cd succeeded: cd tools/gen, newline, go build -o ../../bin/gen) is
+# not a write outside the workspace; were an earlier cd to fail, the path would name a
+# system directory, which such a sandbox keeps read-only.
+likely_inside_write(t) if {
+	sandboxed
+	input.sandbox.isolated == true
+	is_string(t.path)
+	t.path != ""
+	inside(t.path)
 }
 
 # sandboxed reports the sandboxed profile (data.cmdgate.config.profile, set by the

@@ -136,3 +136,83 @@ test_loopback_upload if {
 		"network.upload" in t.rules(sandboxed(t.script([argv])))
 	}
 }
+
+# isolated is a doc run in the linux sandbox's guarantees.
+isolated(doc) := object.union(doc, {"sandbox": {"backend": "linux", "isolated": true, "private_tmp": true, "home": "/var/lib/cmdgate/caches/ws/home"}})
+
+# Deleting trees the workspace holds is build hygiene in an isolated sandbox, in every
+# spelling of recursive and force; the workspace itself, .git, paths above it, run-time
+# paths and globs at the top are still forbidden, and so is everything under strict or
+# without isolation.
+test_rm_tree_inside_workspace if {
+	every argv in [["rm", "-rf", "build"], ["rm", "-fr", "dist", "node_modules/.cache"], ["rm", "-r", "-f", "target/debug/incremental"], ["rm", "--recursive", "--force", "coverage"], ["rm", "-r", "tmp/cache"], ["rm", "-rf", "build/*"], ["rm", "-rf", "./out/"]] {
+		sandboxed(isolated(t.script([argv]))).action == "allow"
+		strict(isolated(t.script([argv]))).action != "allow"
+		sandboxed(t.script([argv])).action != "allow"
+	}
+	every argv in [["rm", "-rf", "."], ["rm", "-rf", ".git"], ["rm", "-rf", ".git/hooks"], ["rm", "-rf", ".."], ["rm", "-rf", "../other"], ["rm", "-rf", "/"], ["rm", "-rf", "$DIR"], ["rm", "-rf", "./*"], ["rm", "-rf", "build", "/etc"], ["rm", "-rf", "--no-preserve-root", "build"], ["rm", "-rf", "~"], ["rm", "-rf", "*/x"]] {
+		d := sandboxed(isolated(t.script([argv])))
+		d.action != "allow"
+	}
+}
+
+# git config KEY reads one key; a value after it, a file option or --add still write.
+test_git_config_key_reads if {
+	every argv in [["git", "config", "user.email"], ["git", "config", "--global", "user.name"], ["git", "config", "--type=bool", "core.bare"]] {
+		t.run([argv]).action == "allow"
+	}
+	every argv in [["git", "config", "user.email", "x@y"], ["git", "config", "--add", "core.hooksPath"], ["git", "config", "--file", "/etc/gitconfig", "x.y"], ["git", "config", "--unset", "user.name"], ["git", "config"]] {
+		t.run([argv]).action == "deny"
+	}
+}
+
+# A program the command made in its private /tmp or in its own home runs there; one in
+# a /tmp that is the host's (no sandbox) does not.
+test_private_programs if {
+	every p in ["/tmp/probe", "/tmp/build-1/a.out", "/var/lib/cmdgate/caches/ws/home/.cargo/bin/tool"] {
+		sandboxed(isolated(t.script([[p]]))).action == "allow"
+		"allowlist.path_command" in t.rules(sandboxed(t.script([[p]])))
+		"allowlist.path_command" in t.rules(strict(isolated(t.script([[p]]))))
+	}
+	"allowlist.path_command" in t.rules(sandboxed(isolated(t.script([["/var/tmp/x"]]))))
+}
+
+# source (.) of a file of the workspace runs it like a workspace program; a file
+# outside, under .git or known only at run time does not.
+test_workspace_source if {
+	every n in [".", "source"] {
+		sandboxed(t.script([[n, ".venv/bin/activate"]])).action == "allow"
+		strict(t.script([[n, ".venv/bin/activate"]])).action == "deny"
+		every f in ["/etc/profile", ".git/hooks/x", "$ENVFILE", "../x/env.sh"] {
+			sandboxed(t.script([[n, f]])).action == "deny"
+		}
+	}
+}
+
+# Writes whose path is inside the workspace from where the shell most likely is are
+# not outside it in an isolated sandbox (a failed cd would aim them at a read-only
+# system directory); without isolation, or under strict, every directory counts.
+test_likely_inside_write if {
+	build := t.set(t.command(1, ["go", "build", "-o", "../../bin/gen", "."]), {"cwd": "/workspace/proj/tools/gen", "operands": [
+		{"text": "build", "path": "/workspace/proj/tools/gen/build", "inside_workspace": true, "dynamic": false, "glob": false, "argi": 1},
+		{"text": "../../bin/gen", "path": "/workspace/proj/bin/gen", "inside_workspace": false, "dynamic": false, "glob": false, "argi": 3},
+		{"text": ".", "path": "/workspace/proj/tools/gen", "inside_workspace": true, "dynamic": false, "glob": false, "argi": 4},
+	]})
+	doc := t.doc([t.command(0, ["cd", "tools/gen"]), build])
+	sandboxed(isolated(doc)).action == "allow"
+	"write.outside_workspace" in t.rules(sandboxed(doc))
+	"write.outside_workspace" in t.rules(strict(isolated(doc)))
+	out := t.set(t.command(0, ["go", "build", "-o", "../bin/gen", "."]), {})
+	"write.outside_workspace" in t.rules(sandboxed(isolated(t.doc([out]))))
+}
+
+# Binary inspection, C formatters and browser test runners are developer tools under
+# sandboxed; a formatter rewriting a file outside the workspace is still a write there.
+test_inspection_tools if {
+	every argv in [["nm", "-C", "build/libcore.a"], ["objdump", "-d", "build/x.o"], ["readelf", "-h", "bin/app"], ["ldd", "bin/app"], ["jar", "tf", "target/app.jar"], ["clang-format", "-i", "src/a.c"], ["playwright", "test"]] {
+		sandboxed(t.script([argv])).action == "allow"
+		strict(t.script([argv])).action == "deny"
+	}
+	"write.outside_workspace" in t.rules(sandboxed(t.script([["clang-format", "-i", "/usr/include/stdio.h"]])))
+	"secrets.read" in t.rules(sandboxed(t.script([["objdump", "-s", "/home/u/.ssh/id_rsa"]])))
+}

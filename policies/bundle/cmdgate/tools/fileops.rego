@@ -7,7 +7,9 @@ import data.cmdgate.lib
 # recursive alone asks; --no-preserve-root is forbidden.
 check(k, c) := rm_findings(c) if k == "rm"
 
-rm_findings(c) := ({lib.finding("deny", "forbidden.rm_recursive_force", sprintf("rm %s: recursive forced deletion is forbidden", [concat(" ", array.slice(c.argv, 1, count(c.argv)))]), c) |
+rm_findings(c) := set() if {
+	rm_contained(c)
+} else := ({lib.finding("deny", "forbidden.rm_recursive_force", sprintf("rm %s: recursive forced deletion is forbidden", [concat(" ", array.slice(c.argv, 1, count(c.argv)))]), c) |
 	rm_recursive(c.argv)
 	rm_force(c.argv)
 } | {lib.finding("ask", "destructive.rm_recursive", "rm -r deletes whole directory trees; a person must approve it", c) |
@@ -15,6 +17,41 @@ rm_findings(c) := ({lib.finding("deny", "forbidden.rm_recursive_force", sprintf(
 	not rm_force(c.argv)
 }) | {lib.finding("deny", "forbidden.rm_recursive_force", "rm --no-preserve-root is forbidden", c) |
 	lib.has_long(c.argv, "--no-preserve-root", true)
+}
+
+# rm_contained: under the sandboxed profile, in a sandbox that isolates, deleting
+# trees the workspace holds (rm -rf build dist node_modules/.cache) is build hygiene:
+# every operand a static path inside the workspace from every directory the shell may
+# be in, none the workspace itself or .git (nor under it), and a glob only below a
+# sub-directory (build/*, not ./* or *.o at the top). Nothing outside the workspace is
+# writable there, so a symbolic link in the workspace cannot carry the deletion out.
+rm_contained(c) if {
+	lib.sandboxed
+	input.sandbox.isolated == true
+	count(c.operands) > 0
+	not lib.has_long(c.argv, "--no-preserve-root", true)
+	every o in c.operands {
+		rm_contained_operand(o)
+	}
+}
+
+rm_contained_operand(o) if {
+	o.dynamic == false
+	o.inside_workspace == true
+	o.path != input.request.workspace
+	not regex.match(`(^|/)\.git(/|$)`, o.path)
+	rm_glob_below_top(o)
+}
+
+rm_glob_below_top(o) if o.glob != true
+
+rm_glob_below_top(o) if {
+	o.glob == true
+	parts := split(o.path, "/")
+	dir := concat("/", array.slice(parts, 0, count(parts) - 1))
+	not regex.match(`[*?\[]`, dir)
+	dir != input.request.workspace
+	lib.inside(dir)
 }
 
 rm_recursive(argv) if lib.has_short(argv, "r")

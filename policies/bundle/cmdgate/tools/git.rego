@@ -191,6 +191,14 @@ git_required_word(words, rules) if {
 	pos[0] in firsts
 }
 
+# key_only: exactly one word that is not an option (git config user.email reads it;
+# a second word would set it). An option's value counts as a word, so a --file or
+# --blob that names where to read makes the form unknown and denied.
+git_required_word(words, rules) if {
+	object.get(rules, "key_only", false)
+	count([w | some w in words; not startswith(w, "-")]) == 1
+}
+
 git_required_word(words, rules) if {
 	object.get(rules, "allow_none", false)
 	count([w | some w in words; not startswith(w, "-")]) == 0
