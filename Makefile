@@ -48,6 +48,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go mod tidy needed (the diff above)"; exit 1; }
+	@$(GO) tool opa fmt --list --fail policies/bundle || { echo "opa fmt -w needed (the files above)"; exit 1; }
 	$(GO) vet $(PKGS)
 	GOOS=darwin $(GO) vet $(PKGS)
 	GOOS=windows $(GO) vet $(PKGS)

@@ -24,6 +24,7 @@ test_secret_search if {
 	] {
 		denied_by(t.script([argv]), "secrets.search")
 	}
+
 	# the workspace, and names that are no secret, are fine
 	every argv in [["find", ".", "-name", "*.env"], ["find", "src", "-name", "*.key"], ["find", "/usr/include", "-name", "*.h"]] {
 		every d in both(t.script([argv])) {

@@ -26,7 +26,7 @@ search_findings(c) := {lib.finding("deny", "secrets.search", msg, c) |
 # directory without); the whole file system for locate, whose database covers it.
 search_roots(c) := tools.find_roots(c) if c.name in {"find", "bfs"}
 
-else := [lib.target(c, "/")] if c.name in {"locate", "plocate", "mlocate"}
+else := [lib.target(c, "/")] if c.name in {"locate", "mlocate", "plocate"}
 
 else := roots if {
 	ops := [o | some o in c.operands]

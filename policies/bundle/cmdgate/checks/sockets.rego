@@ -16,14 +16,14 @@ findings contains lib.finding("deny", "network.unix_socket", msg, c) if {
 # socket_words are the words of c that name a Unix socket or ask for one: options such
 # as --unix-socket, unix:// addresses, and paths of the daemons' sockets (redirects
 # included).
-socket_words(c) := {w |
+socket_words(c) := ({w |
 	some i, w in c.argv
 	i > 0
 	regex.match(lib.lists.unix_sockets.pattern, w)
 } | {r.target |
 	some r in c.redirects
 	regex.match(lib.lists.unix_sockets.pattern, r.target)
-} | {concat("=", [k, v]) |
+}) | {concat("=", [k, v]) |
 	some k, v in c.env
 	upper(k) in lib.lists.unix_sockets.env
 }

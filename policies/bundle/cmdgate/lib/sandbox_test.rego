@@ -44,6 +44,7 @@ test_tmp_writes_denied_without_the_guarantee if {
 	every cmds in tmp_writes {
 		"write.outside_workspace" in t.rules(t.decide(with_sandbox(cmds, process)))
 	}
+
 	# A document without the field (an older caller): as strict.
 	every cmds in tmp_writes {
 		"write.outside_workspace" in t.rules(t.decide(t.doc(cmds)))

@@ -36,19 +36,22 @@ program_words(c, spec) := array.slice(c.argv, 1, count(c.argv)) if {
 # here-document (cat > x.py <<'EOF' ... EOF; python3 x.py) or with echo or printf
 # (printf 'import os\n...' > x.py && python3 x.py): its text is checked like an inline
 # program. (What other writers put there is checked by assembled_findings.)
-written_program(c, spec) := array.concat([body |
-	file := program_file(c, spec)
-	some d in input.commands
-	d.index < c.index
-	some body in lib.heredoc_bodies(d)
-	writes_file(d, file)
-], [strings.replace_n({"\\n": "\n", "\\t": "\t"}, concat(" ", [o.text | some o in d.operands])) |
-	file := program_file(c, spec)
-	some d in input.commands
-	d.index < c.index
-	d.name in {"echo", "printf"}
-	writes_file(d, file)
-])
+written_program(c, spec) := array.concat(
+	[body |
+		file := program_file(c, spec)
+		some d in input.commands
+		d.index < c.index
+		some body in lib.heredoc_bodies(d)
+		writes_file(d, file)
+	],
+	[strings.replace_n({"\\n": "\n", "\\t": "\t"}, concat(" ", [o.text | some o in d.operands])) |
+		file := program_file(c, spec)
+		some d in input.commands
+		d.index < c.index
+		d.name in {"echo", "printf"}
+		writes_file(d, file)
+	],
+)
 
 # program_file is the path of the program file an interpreter runs.
 program_file(c, spec) := file if {
