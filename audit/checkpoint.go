@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 )
 
 // Checkpoint is a signed statement that the chain had Hash at position Seq. The store
@@ -213,12 +212,9 @@ func ReadCheckpointFile(path string) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read checkpoint: %w", err)
 	}
-	var c Checkpoint
-	if err := json.Unmarshal(data, &c); err != nil {
+	c, err := parseCheckpoint(data)
+	if err != nil {
 		return Checkpoint{}, fmt.Errorf("read checkpoint %s: %w", path, err)
-	}
-	if t, err := time.Parse(time.RFC3339Nano, c.Time); err == nil {
-		c.timeNS = t.UnixNano()
 	}
 	return c, nil
 }

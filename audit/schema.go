@@ -59,6 +59,13 @@ var schema = []string{
 	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
 }
 
+// stateSchema is the state table of audit.db, created by the first read-write open
+// of a store (it is not part of schemaVersion 1's layout, which older readers check):
+// clean_shutdown_seq is the head when a writer last closed the store cleanly. It is
+// not covered by the hash or a signature: Verify reads it as a claim that the chain
+// reached that record and that a checkpoint covered it.
+const stateSchema = `CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value) WITHOUT ROWID`
+
 // indexApplicationID marks audit-index.db ("cmgi").
 const indexApplicationID = 0x636D6769
 

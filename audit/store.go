@@ -33,6 +33,22 @@ type Options struct {
 	// CheckpointEvery is how many records pass between signed checkpoints; 0 means
 	// 1000, a negative value disables periodic checkpoints (Close still writes one).
 	CheckpointEvery int
+	// CheckpointInterval is how soon after records were appended the writer signs a
+	// checkpoint of the head, so that no record stays outside a signed checkpoint for
+	// longer; 0 means 5 s, a negative value disables timed checkpoints.
+	CheckpointInterval time.Duration
+	// Witness, when set, is a file every checkpoint is also appended to (one JSON line
+	// each, the form of audit.checkpoint): a place apart from the data directory that
+	// the gateway can append to but not rewrite (another file system, a file made
+	// append-only with `chattr +a`, a FIFO read by a log shipper). Verify reads it (with
+	// VerifyOptions.Witness): deleting or rolling back the database and its
+	// checkpoints together is then detected. Open fails when it cannot be opened for
+	// appending.
+	Witness string
+	// OnError receives the errors of the checkpoint copies that are not the database's
+	// own (audit.checkpoint, the witness): they do not fail appends, and nil ignores
+	// them.
+	OnError func(error)
 	// MaxBatch caps how many appends one group commit takes; 0 means 1024.
 	MaxBatch int
 	// MaxInputBytes caps the size of Input and of Detail; 0 means 1 MiB.
@@ -47,6 +63,12 @@ type Options struct {
 func (o *Options) setDefaults() {
 	if o.CheckpointEvery == 0 {
 		o.CheckpointEvery = 1000
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = 5 * time.Second
+	}
+	if o.OnError == nil {
+		o.OnError = func(error) {}
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 1024
@@ -82,6 +104,8 @@ type Store struct {
 
 	kick     chan struct{} // wakes the checkpointer; capacity 1
 	ckptDone chan struct{} // closed when the checkpointer has exited
+
+	witness *os.File // Options.Witness opened for appending; nil when none
 
 	ixKick  chan struct{}   // wakes the indexer; capacity 1
 	ixFlush chan chan error // flushIndex requests
@@ -169,6 +193,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.pub = s.priv.Public().(ed25519.PublicKey)
+	if opts.Witness != "" {
+		if s.witness, err = openWitness(opts.Witness); err != nil {
+			s.closeDBs()
+			return nil, err
+		}
+	}
 
 	// The writer, the checkpointer and the indexer each own one connection for as long
 	// as the store is open.
@@ -178,6 +208,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			for _, c := range conns[:i] {
 				c.Close()
 			}
+			s.closeWitness()
 			s.closeDBs()
 			return nil, fmt.Errorf("open %s: %w", dbPath, err)
 		}
@@ -187,6 +218,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		for _, c := range conns {
 			c.Close()
 		}
+		s.closeWitness()
 		s.closeDBs()
 		return nil, err
 	}
@@ -351,7 +383,7 @@ func (s *Store) Close(ctx context.Context) error {
 				return fmt.Errorf("close audit store %s: %w", s.dir, ctx.Err())
 			}
 		}
-		err = errors.Join(s.closeErr, s.ixErr)
+		err = errors.Join(s.closeErr, s.ixErr, s.closeWitness())
 		s.cancel()
 	}
 	if cerr := s.closeDBs(); cerr != nil && err == nil {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -40,6 +42,10 @@ const (
 	ProblemRewritten ProblemKind = "rewritten"
 	// ProblemBadSignature: a checkpoint's signature does not verify with the public key.
 	ProblemBadSignature ProblemKind = "bad_signature"
+	// ProblemUnsealedTail (VerifyOptions.Strict only): the store was shut down cleanly
+	// at its head, which a checkpoint then covers, yet records follow the last
+	// checkpoint: the checkpoints of the tail were removed.
+	ProblemUnsealedTail ProblemKind = "unsealed_tail"
 )
 
 // Problem is the first thing wrong with the chain.
@@ -67,6 +73,15 @@ type VerifyOptions struct {
 	// Checkpoints are checkpoints saved earlier (VerifyResult.LastCheckpoint, or
 	// audit.checkpoint copies); each must verify and match the chain.
 	Checkpoints []Checkpoint
+	// Witness is a witness file (Options.Witness) whose checkpoints must all verify and
+	// match the chain; "" means the store's own Options.Witness, if any. A witness
+	// that cannot be read is an error.
+	Witness string
+	// Strict fails (ProblemUnsealedTail) when the store was shut down cleanly and yet
+	// records follow the last checkpoint. Without Strict they are only counted
+	// (VerifyResult.Unsealed): a writer that is running, or that crashed, leaves the
+	// records of its last CheckpointInterval unsealed.
+	Strict bool
 }
 
 // VerifyResult is the outcome of Verify. OK is false exactly when Problem is set.
@@ -77,8 +92,16 @@ type VerifyResult struct {
 	// Checkpoints is how many signed checkpoints were checked.
 	Checkpoints    int         `json:"checkpoints"`
 	LastCheckpoint *Checkpoint `json:"last_checkpoint,omitempty"`
-	KeyID          string      `json:"key_id,omitempty"`
-	Problem        *Problem    `json:"problem,omitempty"`
+	// WitnessCheckpoints is how many of Checkpoints came from the witness file.
+	WitnessCheckpoints int `json:"witness_checkpoints"`
+	// Unsealed is how many records follow the last checkpoint (all of them when there
+	// is none): records that can be cut from the end without a checkpoint noticing.
+	Unsealed int64 `json:"unsealed"`
+	// CleanShutdown is true when the last writer to close the store did so cleanly at
+	// the head (a checkpoint then covers every record): no writer has appended since.
+	CleanShutdown bool     `json:"clean_shutdown"`
+	KeyID         string   `json:"key_id,omitempty"`
+	Problem       *Problem `json:"problem,omitempty"`
 }
 
 // Verify walks the whole chain in order and reports the first record that was edited,
@@ -108,6 +131,14 @@ func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult, 
 		return nil, err
 	}
 	cps = append(cps, opts.Checkpoints...)
+	if w := cmp.Or(opts.Witness, s.opts.Witness); w != "" {
+		wcps, err := ReadWitness(w)
+		if err != nil {
+			return nil, err
+		}
+		res.WitnessCheckpoints = len(wcps)
+		cps = append(cps, wcps...)
+	}
 
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -129,6 +160,10 @@ func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult, 
 	}
 	if err := rows.Close(); err != nil {
 		return nil, fmt.Errorf("verify: read checkpoints: %w", err)
+	}
+	mark, err := cleanShutdownSeq(ctx, tx)
+	if err != nil {
+		return nil, err
 	}
 	if len(cps) > 0 && pub == nil {
 		return nil, fmt.Errorf("verify: %w: %d checkpoints to check and no audit.key in %s: pass the public key", ErrNoKey, len(cps), s.dir)
@@ -170,8 +205,38 @@ func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyResult, 
 			Message: fmt.Sprintf("the chain ends at record %d but a signed checkpoint covers record %d: the records after %d were removed", f.last.seq, maxCP.Seq, f.last.seq)}
 		return res, nil
 	}
+	if mark > f.last.seq {
+		res.Problem = &Problem{Kind: ProblemTruncated, Seq: f.last.seq + 1,
+			Message: fmt.Sprintf("the chain ends at record %d but the store was shut down cleanly at record %d: the records after %d were removed", f.last.seq, mark, f.last.seq)}
+		return res, nil
+	}
+	res.Unsealed = f.last.seq
+	if maxCP != nil {
+		res.Unsealed -= maxCP.Seq
+	}
+	res.CleanShutdown = f.count > 0 && mark == f.last.seq
+	if opts.Strict && res.CleanShutdown && res.Unsealed > 0 {
+		from := f.last.seq - res.Unsealed + 1
+		res.Problem = &Problem{Kind: ProblemUnsealedTail, Seq: from,
+			Message: fmt.Sprintf("records %d to %d follow the last checkpoint although the store was shut down cleanly at record %d, which a checkpoint then covered: the checkpoints of the tail were removed", from, f.last.seq, mark)}
+		return res, nil
+	}
 	res.OK = true
 	return res, nil
+}
+
+// cleanShutdownSeq reads the clean-shutdown mark (stateSchema): 0 when there is none,
+// or the store predates it.
+func cleanShutdownSeq(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var seq int64
+	err := tx.QueryRowContext(ctx, `SELECT value FROM state WHERE key = 'clean_shutdown_seq'`).Scan(&seq)
+	switch {
+	case err == nil:
+		return seq, nil
+	case errors.Is(err, sql.ErrNoRows), strings.Contains(err.Error(), "no such table"):
+		return 0, nil
+	}
+	return 0, fmt.Errorf("verify: read the clean-shutdown mark: %w", err)
 }
 
 // walkResult is what the fast walk found: how many records check out, the last of

@@ -40,6 +40,13 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		w.insCheckpoint.Close()
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
+	// The state table (the clean-shutdown mark) came after the first schema; a store of
+	// that schema gets it on its first read-write open. Older readers ignore it.
+	if _, err := conn.ExecContext(ctx, stateSchema); err != nil {
+		w.insCheckpoint.Close()
+		w.selHead.Close()
+		return nil, fmt.Errorf("prepare audit writer: %w", err)
+	}
 	return w, nil
 }
 
@@ -93,6 +100,12 @@ func (s *Store) run(ctx context.Context, w *writer) {
 	wait.Stop()
 	defer wait.Stop()
 	last := 0 // size of the previous batch
+	// sealC fires CheckpointInterval after the first commit that no checkpoint covers
+	// yet; nil while there is none.
+	var sealC <-chan time.Time
+	seal := time.NewTimer(time.Hour)
+	seal.Stop()
+	defer seal.Stop()
 	for {
 		batch = batch[:0]
 		stopping := false
@@ -101,6 +114,12 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			batch = append(batch, r)
 		case <-s.stop:
 			stopping = true
+		case <-sealC:
+			sealC = nil
+			if _, err := w.seal(ctx, false); err != nil {
+				s.opts.OnError(err)
+			}
+			continue
 		}
 		batch = s.fill(batch)
 		// After a batch of several, more appenders are on their way (the last ones are
@@ -129,14 +148,15 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			wait.Stop()
 		}
 		last = len(batch)
-		if len(batch) > 0 {
-			w.commit(ctx, batch)
+		if len(batch) > 0 && w.commit(ctx, batch) && sealC == nil && s.opts.CheckpointInterval > 0 {
+			seal.Reset(s.opts.CheckpointInterval)
+			sealC = seal.C
 		}
 		if stopping {
 			if len(s.queue) > 0 {
 				continue // still draining; s.stop stays closed, so we come back here
 			}
-			s.closeErr = w.shutdown(ctx)
+			_, s.closeErr = w.seal(ctx, true)
 			return
 		}
 	}
@@ -160,8 +180,9 @@ func (s *Store) fill(batch []*appendReq) []*appendReq {
 
 // commit appends a batch in one transaction and wakes its appenders. If anything
 // fails, the transaction is rolled back and every append of the batch fails: nothing of
-// it is stored, and the chain head stays where it was.
-func (w *writer) commit(ctx context.Context, batch []*appendReq) {
+// it is stored, and the chain head stays where it was. It reports whether the batch
+// was stored.
+func (w *writer) commit(ctx context.Context, batch []*appendReq) bool {
 	cp, err := w.commitBatch(ctx, batch)
 	for _, r := range batch {
 		if err != nil {
@@ -177,11 +198,10 @@ func (w *writer) commit(ctx context.Context, batch []*appendReq) {
 			w.s.kickCheckpointer()
 		}
 		if cp != nil {
-			// Best effort: the checkpoint is in the database already; the file is a
-			// second copy that a SQL-only edit of the database would have to match.
-			writeCheckpointFile(w.s.dir, *cp)
+			w.s.publish(*cp)
 		}
 	}
+	return err == nil
 }
 
 func (w *writer) commitBatch(ctx context.Context, batch []*appendReq) (cp *Checkpoint, err error) {
@@ -243,10 +263,17 @@ func (w *writer) insertCheckpoint(ctx context.Context, c Checkpoint) error {
 	return nil
 }
 
-// shutdown writes a checkpoint of the head when the last one is older.
-func (w *writer) shutdown(ctx context.Context) (err error) {
+// seal signs a checkpoint of the head when the last checkpoint is older (the timer
+// after appends, and Close) and publishes its copies. At shutdown it also marks the
+// store as shut down cleanly at the head, in the same transaction: Verify then expects
+// no record after the last checkpoint and the chain to reach the mark.
+func (w *writer) seal(ctx context.Context, shutdown bool) (cp *Checkpoint, err error) {
+	what := "timed checkpoint"
+	if shutdown {
+		what = "shutdown checkpoint"
+	}
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("shutdown checkpoint: begin: %w", err)
+		return nil, fmt.Errorf("%s: begin: %w", what, err)
 	}
 	defer func() {
 		if err != nil {
@@ -255,24 +282,31 @@ func (w *writer) shutdown(ctx context.Context) (err error) {
 	}()
 	h, err := w.head(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var last sql.NullInt64
 	if err := w.conn.QueryRowContext(ctx, `SELECT max(seq) FROM checkpoints`).Scan(&last); err != nil {
-		return fmt.Errorf("shutdown checkpoint: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if h.seq == 0 || (last.Valid && last.Int64 >= h.seq) {
-		_, err := w.conn.ExecContext(ctx, "COMMIT")
-		return err
+	if h.seq > 0 && (!last.Valid || last.Int64 < h.seq) {
+		c := w.s.sign(h.seq, h.hash, h.timeNS)
+		if err := w.insertCheckpoint(ctx, c); err != nil {
+			return nil, err
+		}
+		cp = &c
 	}
-	c := w.s.sign(h.seq, h.hash, h.timeNS)
-	if err := w.insertCheckpoint(ctx, c); err != nil {
-		return err
+	if shutdown && h.seq > 0 {
+		if _, err := w.conn.ExecContext(ctx, `INSERT OR REPLACE INTO state (key, value) VALUES ('clean_shutdown_seq', ?)`, h.seq); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("shutdown checkpoint: commit: %w", err)
+		return nil, fmt.Errorf("%s: commit: %w", what, err)
 	}
-	return writeCheckpointFile(w.s.dir, c)
+	if cp != nil {
+		w.s.publish(*cp)
+	}
+	return cp, nil
 }
 
 func nullable(s string) any {
