@@ -32,6 +32,9 @@
 //   - audit.key: the ed25519 checkpoint key, PKCS #8 PEM, created on first open;
 //   - audit.checkpoint: the latest signed checkpoint, JSON.
 //
+// and, when Options.Witness names one, a witness file elsewhere: every checkpoint
+// appended as one JSON line (see Checkpoints).
+//
 // Options.ReadOnly opens an existing store without creating or changing anything (the
 // offline `cmdgate audit` commands); a directory without audit.db is ErrNoStore, a file
 // that is not an audit store ErrNotStore, one written by a newer cmdgate
@@ -127,9 +130,11 @@
 //
 // # Checkpoints
 //
-// Every Options.CheckpointEvery records (default 1000) and on Close, the writer signs
-// the head with the ed25519 key in audit.key and stores the checkpoint in the database
-// and in audit.checkpoint. The signed message is exactly
+// Every Options.CheckpointEvery records (default 1000), Options.CheckpointInterval
+// (default 5 s) after records were appended that no checkpoint covers yet, and on
+// Close, the writer signs the head with the ed25519 key in audit.key and stores the
+// checkpoint in the database, in audit.checkpoint and, with Options.Witness, as a line
+// appended to the witness file. The signed message is exactly
 //
 //	"cmdgate-audit-checkpoint v1\nseq <seq>\nhash <hash>\ntime <time>\n"
 //
@@ -141,11 +146,30 @@
 // "rewritten"), and that the chain reaches it ("truncated": records were removed from the
 // end).
 //
-// What checkpoints cannot do: records appended after the last checkpoint can be removed
-// without trace, and someone who can write the data directory can also read audit.key,
-// rewrite the chain and sign new checkpoints. Against that, keep the public key and
-// checkpoints outside the machine: `cmdgate audit verify` prints the last checkpoint;
-// pass saved ones back with --checkpoint and the public key with --pubkey.
+// The tail. Records that follow the last checkpoint could be cut without a checkpoint
+// noticing; Verify counts them (VerifyResult.Unsealed). The timer keeps that window to
+// CheckpointInterval while the writer runs, and Close seals the head and, in the same
+// transaction, marks the store as shut down cleanly at it (the state table,
+// clean_shutdown_seq). After a clean shutdown no record is unsealed, so: a chain that
+// ends before the mark is "truncated" (records and their checkpoint removed), and with
+// VerifyOptions.Strict (`cmdgate audit verify --strict`) records after the last
+// checkpoint of a cleanly shut down store are "unsealed_tail" (the tail's checkpoints
+// removed). A crash leaves up to CheckpointInterval of records unsealed and no mark:
+// they are counted, never a failure, since a crash is not tampering.
+//
+// What the data directory cannot prove about itself: someone who can write it can also
+// read audit.key, edit the mark, rewrite the chain and sign new checkpoints, or put back
+// an old copy of the whole directory. Against that, keep evidence outside it:
+//
+//   - the witness (Options.Witness, `audit.witness`): a file the gateway can append to
+//     but not rewrite (on another file system or machine, or made append-only with
+//     `chattr +a`, which only root can undo). Verify with VerifyOptions.Witness
+//     (`--witness FILE`) checks every checkpoint in it: a rolled-back directory, a
+//     deleted database ("truncated", "rewritten") or a replaced key ("bad_signature") no
+//     longer matches it;
+//   - the public key and checkpoints an auditor saved: `cmdgate audit verify` prints the
+//     last checkpoint; pass saved ones back with --checkpoint and the public key with
+//     --pubkey.
 //
 // # Masking
 //

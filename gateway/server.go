@@ -103,6 +103,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if _, err := s.tokens.List(); err != nil { // a broken token file is a start error
 		return nil, err
 	}
+	if opts.Audit.OnError == nil {
+		// A checkpoint copy that could not be written (audit.checkpoint, the witness):
+		// the records are stored, but the copy that should prove it is missing.
+		opts.Audit.OnError = func(err error) { s.log.Error("audit checkpoint copy", "err", err) }
+	}
 	if s.store, err = audit.Open(ctx, opts.DataDir, opts.Audit); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ commands:
            first broken record when the log was tampered with
            flags: --pubkey FILE (an auditor's copy of the public key)
                   --checkpoint FILE (a checkpoint saved earlier; repeatable)
+                  --witness FILE (the witness file of audit.witness)
+                  --strict (records after the last checkpoint of a cleanly shut down
+                  store are a failure, not only counted)
   export   every matching record as JSON lines, oldest first (one record per line, OPA
            decision-log field names); the same filters as query, --limit N (0: all)
   pubkey   the checkpoint public key (PEM, PKIX) with its key id; --out FILE writes the PEM
@@ -47,7 +50,11 @@ var auditSubUsage = map[string]string{
 		"-q TEXT matches records containing every word of TEXT; a word followed by * matches\n" +
 		"the words it begins. T is RFC 3339, a date (UTC) or a duration before now (24h).\n",
 	"verify": "Walks the hash chain and checks the signed checkpoints. Exits 1 and names the first\n" +
-		"broken record when the log was edited, cut, reordered or rolled back.\n",
+		"broken record when the log was edited, cut, reordered or rolled back. Prints how many\n" +
+		"records follow the last checkpoint (unsealed) and whether the gateway shut down\n" +
+		"cleanly; --strict fails when it did and records are unsealed. --witness FILE checks\n" +
+		"the checkpoints the gateway appended there too (audit.witness), which a rollback or a\n" +
+		"deletion of the data directory cannot take back.\n",
 	"export": "Every matching record as JSON lines, oldest first, with OPA decision-log field\n" +
 		"names; the filters of query, and --limit N (0: all).\n",
 	"pubkey": "The public key that signs the checkpoints (PEM, PKIX) and its key id.\n",
@@ -80,11 +87,13 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 		qf.register(fs, sub)
 	}
 	var pubkey, out *string
-	var checkpoints stringList
+	var vf verifyFlags
 	switch sub {
 	case "verify":
 		pubkey = fs.String("pubkey", "", "verify the checkpoints with this public key (PEM), an auditor's own copy")
-		fs.Var(&checkpoints, "checkpoint", "a checkpoint saved earlier (JSON file) the log must still hold; repeatable")
+		fs.Var(&vf.checkpoints, "checkpoint", "a checkpoint saved earlier (JSON file) the log must still hold; repeatable")
+		fs.StringVar(&vf.witness, "witness", "", "the witness file the gateway appends every checkpoint to (audit.witness); each must verify and match the log")
+		fs.BoolVar(&vf.strict, "strict", false, "fail when records follow the last checkpoint although the gateway shut down cleanly")
 	case "pubkey":
 		out = fs.String("out", "", "write the public key (PEM) to this file as well")
 	}
@@ -117,6 +126,16 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 	}
 
 	store, err := audit.Open(ctx, dir, audit.Options{ReadOnly: sub != "append"})
+	if errors.Is(err, audit.ErrNoStore) && vf.witness != "" {
+		// The log is gone: the witness says whether there was one.
+		cps, werr := audit.ReadWitness(vf.witness)
+		if werr != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", werr.Error())
+		}
+		if len(cps) > 0 {
+			return m.writeError(typ, "CHAIN_BROKEN", fmt.Sprintf("%v, but the witness %s holds %d checkpoints, the last of record %d: the audit log was deleted", err, vf.witness, len(cps), cps[len(cps)-1].Seq))
+		}
+	}
 	if err != nil {
 		return m.auditError(typ, err)
 	}
@@ -144,7 +163,7 @@ func (m *Main) runAudit(ctx context.Context, args []string) int {
 	case "pubkey":
 		return m.auditPubkey(typ, store, *out)
 	case "verify":
-		return m.auditVerify(ctx, typ, store, *pubkey, checkpoints)
+		return m.auditVerify(ctx, typ, store, *pubkey, vf)
 	case "append":
 		return m.auditAppend(ctx, typ, store)
 	}
@@ -188,8 +207,15 @@ func (m *Main) auditPubkey(typ string, store *audit.Store, out string) int {
 	}{"ed25519", audit.KeyID(pub), string(pemBytes), out})
 }
 
-func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, pubkeyFile string, checkpointFiles []string) int {
-	var opts audit.VerifyOptions
+// verifyFlags are the flags of `cmdgate audit verify` beside --pubkey.
+type verifyFlags struct {
+	checkpoints stringList
+	witness     string
+	strict      bool
+}
+
+func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, pubkeyFile string, vf verifyFlags) int {
+	opts := audit.VerifyOptions{Witness: vf.witness, Strict: vf.strict}
 	if pubkeyFile != "" {
 		data, err := os.ReadFile(pubkeyFile)
 		if err != nil {
@@ -199,7 +225,7 @@ func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, 
 			return m.writeError(typ, "INVALID_ARGUMENT", fmt.Sprintf("%s: %v", pubkeyFile, err))
 		}
 	}
-	for _, f := range checkpointFiles {
+	for _, f := range vf.checkpoints {
 		c, err := audit.ReadCheckpointFile(f)
 		if err != nil {
 			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
@@ -212,13 +238,16 @@ func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, 
 	}
 	// The envelope's ok is the result's ok.
 	out := struct {
-		Records        int64             `json:"records"`
-		Head           *audit.Head       `json:"head"`
-		Checkpoints    int               `json:"checkpoints"`
-		LastCheckpoint *audit.Checkpoint `json:"last_checkpoint,omitempty"`
-		KeyID          string            `json:"key_id,omitempty"`
-		Problem        *audit.Problem    `json:"problem,omitempty"`
-	}{res.Records, res.Head, res.Checkpoints, res.LastCheckpoint, res.KeyID, res.Problem}
+		Records            int64             `json:"records"`
+		Head               *audit.Head       `json:"head"`
+		Checkpoints        int               `json:"checkpoints"`
+		LastCheckpoint     *audit.Checkpoint `json:"last_checkpoint,omitempty"`
+		WitnessCheckpoints int               `json:"witness_checkpoints"`
+		Unsealed           int64             `json:"unsealed"`
+		CleanShutdown      bool              `json:"clean_shutdown"`
+		KeyID              string            `json:"key_id,omitempty"`
+		Problem            *audit.Problem    `json:"problem,omitempty"`
+	}{res.Records, res.Head, res.Checkpoints, res.LastCheckpoint, res.WitnessCheckpoints, res.Unsealed, res.CleanShutdown, res.KeyID, res.Problem}
 	if res.OK {
 		return m.writeResult(typ, out)
 	}

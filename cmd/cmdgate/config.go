@@ -62,7 +62,8 @@ import (
 //	  dir: ""                   # --policy, CMDGATE_POLICY; "" is the embedded bundle
 //	  watch: true               # reload when a file in dir changes (SIGHUP always reloads)
 //	  reload_debounce: 250ms
-//	  profile: default          # request.profile of every decision
+//	  profile: auto             # strict | sandboxed | auto: sandboxed where the backend isolates
+//	                            # (linux), strict otherwise (process); request.profile
 //	  max_script_bytes: 65536   # larger scripts are refused
 //	  decision_cache: 10000     # decisions remembered by input document (request id aside); -1 off
 //	  allowed_commands:
@@ -87,6 +88,8 @@ import (
 //	    processes: -1           # RLIMIT_NPROC; -1 keeps the gateway's own
 //	audit:
 //	  checkpoint_every: 1000    # records between signed checkpoints; -1: only at shutdown
+//	  checkpoint_interval: 5s   # a checkpoint this long after records were appended; -1s: none
+//	  witness: ""               # absolute path of a file every checkpoint is appended to
 //	  max_input_bytes: 1048576  # largest policy input one record may hold
 //	  mask:                     # added to the built-in patterns, never replacing them
 //	    names: []               # e.g. "*_DSN": variables, options, headers whose values are secret
@@ -248,7 +251,9 @@ type LimitsConfig struct {
 
 // AuditConfig is the `audit:` section, mapped onto audit.Options.
 type AuditConfig struct {
-	CheckpointEvery int        `yaml:"checkpoint_every"`
+	CheckpointEvery    int           `yaml:"checkpoint_every"`
+	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
+	Witness            string        `yaml:"witness"`
 	MaxInputBytes   int        `yaml:"max_input_bytes"`
 	Mask            MaskConfig `yaml:"mask"`
 }
@@ -352,6 +357,9 @@ func (c Config) validate() error {
 	if err := c.executor().Check(); err != nil {
 		errs = append(errs, fmt.Errorf("exec: %w", err))
 	}
+	if c.Audit.Witness != "" && !filepath.IsAbs(c.Audit.Witness) {
+		errs = append(errs, fmt.Errorf("audit.witness %q is not an absolute path", c.Audit.Witness))
+	}
 	if _, err := audit.NewMasker(c.Audit.options().Mask); err != nil {
 		errs = append(errs, fmt.Errorf("audit.mask: %w", err))
 	}
@@ -396,7 +404,8 @@ func (a AuditConfig) options() audit.Options {
 	if len(a.Mask.ValuePrefixes) > 0 {
 		mask.ValuePrefixes = append(audit.DefaultValuePrefixes(), a.Mask.ValuePrefixes...)
 	}
-	return audit.Options{CheckpointEvery: a.CheckpointEvery, MaxInputBytes: a.MaxInputBytes, Mask: mask}
+	return audit.Options{CheckpointEvery: a.CheckpointEvery, CheckpointInterval: a.CheckpointInterval,
+		Witness: a.Witness, MaxInputBytes: a.MaxInputBytes, Mask: mask}
 }
 
 // apply copies the file's gateway settings into opts (before the environment and the

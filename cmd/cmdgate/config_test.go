@@ -189,6 +189,8 @@ func TestConfigRejects(t *testing.T) {
 		{"sandbox: [linux]", "sandbox: want a backend name or a mapping"},
 		{"sandbox: {caches: maybe}", "cannot unmarshal"},
 		{"sandbox: {caches_dir: relative/dir}", "sandbox.caches_dir"},
+		{"audit: {witness: witness.jsonl}", "audit.witness"},
+		{"audit: {checkpoint_interval: soon}", "into time.Duration"},
 		{"env: {mode: everything}", "exec:"},
 		{"env: {set: {BASH_ENV: /tmp/x}}", "exec:"},
 		{"env: {pas: [X]}", "field pas not found"},

@@ -48,7 +48,9 @@ func TestServeEndToEnd(t *testing.T) {
 	// The configuration file sets the log format, asks (instead of denying) for unknown
 	// commands and lowers the output cap: each shows below that the file was read.
 	config := filepath.Join(dir, "cmdgate.yaml")
-	if err := os.WriteFile(config, []byte("log: {format: json}\npolicy: {unknown_command: ask}\nexec: {default_output_chars: 5000, max_output_chars: 5000}\n"), 0o644); err != nil {
+	// The audit witness is a file outside the data directory.
+	witness := filepath.Join(dir, "witness.jsonl")
+	if err := os.WriteFile(config, []byte("log: {format: json}\npolicy: {unknown_command: ask}\nexec: {default_output_chars: 5000, max_output_chars: 5000}\naudit: {witness: "+witness+"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -232,8 +234,18 @@ func TestServeEndToEnd(t *testing.T) {
 	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "UNAVAILABLE" {
 		t.Errorf("exec without a gateway = %v, want UNAVAILABLE", out)
 	}
-	// The log the gateway wrote verifies offline.
-	if out := run(0, nil, "audit", "verify", "--data", data); out["ok"] != true {
-		t.Errorf("audit verify = %v", out)
+	// The log the gateway wrote verifies offline, strictly and against the witness: the
+	// gateway shut down cleanly, with every record under a checkpoint.
+	out = run(0, nil, "audit", "verify", "--data", data, "--strict", "--witness", witness)
+	if out["ok"] != true || out["clean_shutdown"] != true || out["unsealed"] != float64(0) || out["witness_checkpoints"].(float64) < 1 {
+		t.Errorf("audit verify --strict --witness = %v; want ok, a clean shutdown, nothing unsealed, the witness's checkpoints", out)
+	}
+	// The data directory is deleted: the witness still says there was a log.
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	out = run(1, nil, "audit", "verify", "--data", data, "--witness", witness)
+	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "CHAIN_BROKEN" || !strings.Contains(e["message"].(string), "deleted") {
+		t.Errorf("audit verify --witness of a deleted log = %v; want CHAIN_BROKEN", out)
 	}
 }
