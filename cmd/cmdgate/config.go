@@ -254,8 +254,8 @@ type AuditConfig struct {
 	CheckpointEvery    int           `yaml:"checkpoint_every"`
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval"`
 	Witness            string        `yaml:"witness"`
-	MaxInputBytes   int        `yaml:"max_input_bytes"`
-	Mask            MaskConfig `yaml:"mask"`
+	MaxInputBytes      int           `yaml:"max_input_bytes"`
+	Mask               MaskConfig    `yaml:"mask"`
 }
 
 // MaskConfig is `audit.mask`: patterns added to audit's defaults. The file can only
