@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // An agent's ordinary day through the real gateway, the default policy and the linux
@@ -15,6 +17,7 @@ import (
 // build and test offline from the workspace's persistent caches, twice.
 func TestEverydayGoModule(t *testing.T) {
 	t.Parallel()
+	testenv.NeedCommand(t, linux.UplinkName) // go mod download is granted the network
 	env := linuxEnv(t, SandboxLinux)
 	mod := filepath.Join(env.ws, "app")
 	files := map[string]string{
@@ -144,7 +147,15 @@ func TestPromptMatchesConfig(t *testing.T) {
 			want := []string{"`" + env.ws + "`", "`" + st.Caches.Home + "`, kept between commands", "`POST /v1/exec`", "30s per command", "at most 2m"}
 			not := []string{"Docker", "/workspace/project", "Automatically installed", "MCP"}
 			if backend == SandboxLinux {
-				want = append(want, "fresh Linux sandbox", "`/tmp` is private", "Network: none, except for dependency installs")
+				want = append(want, "fresh Linux sandbox", "`/tmp` is private")
+				// What the prompt says of the network follows what this host's sandbox
+				// can do: with an uplink, installs get it; without, nothing does.
+				if st.Linux.Uplink != "" {
+					want = append(want, "Network: none, except for dependency installs")
+				} else {
+					want = append(want, "Network: none: no command gets the network")
+					not = append(not, "except for dependency installs")
+				}
 			} else {
 				want = append(want, "Sandbox: none", "Network: not isolated")
 				not = append(not, "private", "Linux sandbox")

@@ -100,6 +100,7 @@ func TestCachesGoBuildTwice(t *testing.T) {
 func TestCachesGoDependencyOffline(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommand(t, "go")
+	testenv.NeedCommand(t, linux.UplinkName) // go mod download is granted the network
 	// The gateway passes the module proxy's settings when a team configures them.
 	e, ws, caches := cachedExecutor(t, executor.Config{EnvPass: []string{"GOPROXY", "GONOSUMDB", "GOSUMDB", "GOPRIVATE", "GOINSECURE"}})
 	writeFiles(t, ws, map[string]string{

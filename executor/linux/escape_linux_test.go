@@ -547,6 +547,7 @@ func TestEscapeNetwork(t *testing.T) {
 	// not its addresses (where the gateway and every other local service listen, the
 	// veth's host end among them), not link-local (cloud metadata services).
 	t.Run("on", func(t *testing.T) {
+		testenv.NeedCommand(t, linux.UplinkName)
 		out := testenv.NewOutside(t)
 		outLn := out.Listen(t)
 		outAccepted := serve(t, outLn, "hello from outside\n")
@@ -591,6 +592,7 @@ func TestEscapeNetwork(t *testing.T) {
 	// Granted network, the host's abstract unix sockets (D-Bus, X11) stay out of reach:
 	// they belong to the host's network namespace, and the sandbox has its own.
 	t.Run("abstract socket with network", func(t *testing.T) {
+		testenv.NeedCommand(t, linux.UplinkName)
 		script := "./probe abstract " + abstractName
 		res, err := e.Run(context.Background(), executor.Spec{Script: script, Dir: ws, Network: true, Timeout: 20 * time.Second})
 		if err != nil {
