@@ -8,9 +8,28 @@ package cmdgate.checks
 import data.cmdgate.lib
 
 findings contains lib.finding("deny", "network.unix_socket", msg, c) if {
+	socket_request
 	some c in input.commands
 	some w in socket_words(c)
 	msg := sprintf("%s %s talks to a local daemon through its Unix socket, outside the sandbox", [c.name, w])
+}
+
+# socket_request rules out most requests at once: every word the pattern matches
+# holds one of unix_sockets.hints, so a request none of whose words and redirect
+# targets holds one, and that sets none of unix_sockets.env, names no socket.
+socket_request if {
+	words := concat("\n", [w |
+		some c in input.commands
+		some w in array.concat(c.argv, [r.target | some r in c.redirects])
+	])
+	some h in lib.lists.unix_sockets.hints
+	contains(words, h)
+}
+
+socket_request if {
+	some c in input.commands
+	some k, _ in c.env
+	upper(k) in lib.lists.unix_sockets.env
 }
 
 # socket_words are the words of c that name a Unix socket or ask for one: options such

@@ -188,6 +188,8 @@ computed_index := {
 		is_array(p.network)
 	},
 	"network_other": {n: p | some n, p in ps; p.network != false; not is_array(p.network)},
+	# publishing: per tool, the first words of its publishing forms (checks/publish.rego).
+	"publishing": {n: {split(f, " ")[0]: true | some f in forms} | some n, forms in lists.publishing},
 } if {
 	ps := computed_profiles
 }
