@@ -216,6 +216,12 @@ type verifyFlags struct {
 
 func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, pubkeyFile string, vf verifyFlags) int {
 	opts := audit.VerifyOptions{Witness: vf.witness, Strict: vf.strict}
+	if vf.witness != "" {
+		// A witness that cannot be read is the auditor's input error, not the log's.
+		if _, err := audit.ReadWitness(vf.witness); err != nil {
+			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+		}
+	}
 	if pubkeyFile != "" {
 		data, err := os.ReadFile(pubkeyFile)
 		if err != nil {
