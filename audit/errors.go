@@ -27,6 +27,9 @@ var (
 	ErrNoKey = errors.New("no checkpoint public key")
 	// ErrNotFound reports a record id that is not in the store.
 	ErrNotFound = errors.New("audit record not found")
+	// ErrBadWitness is wrapped by the errors of a witness file that cannot be read or
+	// holds a line that is not a checkpoint (ReadWitness, VerifyOptions.Witness).
+	ErrBadWitness = errors.New("unreadable audit witness")
 )
 
 // RecordError is returned by Append for a record it refuses: Field names the part of the

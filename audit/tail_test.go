@@ -312,7 +312,7 @@ func TestWitnessFile(t *testing.T) {
 	witness := filepath.Join(tmp, "witness.jsonl")
 	if err := os.WriteFile(witness, []byte("# kept by the operator\n"), 0o600); err == nil {
 		// A line that is not a checkpoint is reported with its number.
-		if _, err := ReadWitness(witness); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := ReadWitness(witness); !errors.Is(err, ErrBadWitness) || !strings.Contains(err.Error(), "line 1") {
 			t.Fatalf("ReadWitness(comment line) = %v; want an error naming line 1", err)
 		}
 	}
@@ -363,8 +363,8 @@ func TestWitnessFile(t *testing.T) {
 	if err := os.WriteFile(witness, append([]byte("{\"seq\":1}\n"), after...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadWitness(witness); err == nil {
-		t.Fatal("ReadWitness(line without hash or signature) = nil error")
+	if _, err := ReadWitness(witness); !errors.Is(err, ErrBadWitness) {
+		t.Fatalf("ReadWitness(line without hash or signature) = %v; want ErrBadWitness", err)
 	}
 	if _, err := Open(ctx, t.TempDir(), Options{Witness: tmp}); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Fatalf("Open(witness is a directory) = %v; want an error", err)

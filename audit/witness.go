@@ -79,7 +79,7 @@ func (s *Store) publish(c Checkpoint) {
 func ReadWitness(path string) ([]Checkpoint, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read audit witness: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadWitness, err)
 	}
 	defer f.Close()
 	return readWitness(f, path)
@@ -97,7 +97,7 @@ func readWitness(r io.Reader, path string) ([]Checkpoint, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read audit witness %s: line %d: %w", path, n, err)
+			return nil, fmt.Errorf("%w %s: line %d: %w", ErrBadWitness, path, n, err)
 		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -105,7 +105,7 @@ func readWitness(r io.Reader, path string) ([]Checkpoint, error) {
 		}
 		c, err := parseCheckpoint(line)
 		if err != nil {
-			return nil, fmt.Errorf("read audit witness %s: line %d: %w", path, n, err)
+			return nil, fmt.Errorf("%w %s: line %d: %w", ErrBadWitness, path, n, err)
 		}
 		out = append(out, c)
 	}

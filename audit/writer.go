@@ -116,7 +116,7 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			stopping = true
 		case <-sealC:
 			sealC = nil
-			if _, err := w.seal(ctx, false); err != nil {
+			if err := w.seal(ctx, false); err != nil {
 				s.opts.OnError(err)
 			}
 			continue
@@ -156,7 +156,7 @@ func (s *Store) run(ctx context.Context, w *writer) {
 			if len(s.queue) > 0 {
 				continue // still draining; s.stop stays closed, so we come back here
 			}
-			_, s.closeErr = w.seal(ctx, true)
+			s.closeErr = w.seal(ctx, true)
 			return
 		}
 	}
@@ -267,13 +267,13 @@ func (w *writer) insertCheckpoint(ctx context.Context, c Checkpoint) error {
 // after appends, and Close) and publishes its copies. At shutdown it also marks the
 // store as shut down cleanly at the head, in the same transaction: Verify then expects
 // no record after the last checkpoint and the chain to reach the mark.
-func (w *writer) seal(ctx context.Context, shutdown bool) (cp *Checkpoint, err error) {
+func (w *writer) seal(ctx context.Context, shutdown bool) (err error) {
 	what := "timed checkpoint"
 	if shutdown {
 		what = "shutdown checkpoint"
 	}
 	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return nil, fmt.Errorf("%s: begin: %w", what, err)
+		return fmt.Errorf("%s: begin: %w", what, err)
 	}
 	defer func() {
 		if err != nil {
@@ -282,31 +282,32 @@ func (w *writer) seal(ctx context.Context, shutdown bool) (cp *Checkpoint, err e
 	}()
 	h, err := w.head(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var last sql.NullInt64
 	if err := w.conn.QueryRowContext(ctx, `SELECT max(seq) FROM checkpoints`).Scan(&last); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
+	var cp *Checkpoint
 	if h.seq > 0 && (!last.Valid || last.Int64 < h.seq) {
 		c := w.s.sign(h.seq, h.hash, h.timeNS)
 		if err := w.insertCheckpoint(ctx, c); err != nil {
-			return nil, err
+			return err
 		}
 		cp = &c
 	}
 	if shutdown && h.seq > 0 {
 		if _, err := w.conn.ExecContext(ctx, `INSERT OR REPLACE INTO state (key, value) VALUES ('clean_shutdown_seq', ?)`, h.seq); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, fmt.Errorf("%s: commit: %w", what, err)
+		return fmt.Errorf("%s: commit: %w", what, err)
 	}
 	if cp != nil {
 		w.s.publish(*cp)
 	}
-	return cp, nil
+	return nil
 }
 
 func nullable(s string) any {

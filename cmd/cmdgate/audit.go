@@ -179,7 +179,7 @@ func (m *Main) auditError(typ string, err error) int {
 		code = "NOT_FOUND"
 	case errors.Is(err, audit.ErrNotStore), errors.Is(err, audit.ErrSchemaTooNew), errors.Is(err, audit.ErrNoKey):
 		code = "FAILED_PRECONDITION"
-	case errors.Is(err, audit.ErrInvalidQuery), errors.As(err, &re):
+	case errors.Is(err, audit.ErrInvalidQuery), errors.Is(err, audit.ErrBadWitness), errors.As(err, &re):
 		code = "INVALID_ARGUMENT"
 	}
 	return m.writeError(typ, code, err.Error())
@@ -216,12 +216,6 @@ type verifyFlags struct {
 
 func (m *Main) auditVerify(ctx context.Context, typ string, store *audit.Store, pubkeyFile string, vf verifyFlags) int {
 	opts := audit.VerifyOptions{Witness: vf.witness, Strict: vf.strict}
-	if vf.witness != "" {
-		// A witness that cannot be read is the auditor's input error, not the log's.
-		if _, err := audit.ReadWitness(vf.witness); err != nil {
-			return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
-		}
-	}
 	if pubkeyFile != "" {
 		data, err := os.ReadFile(pubkeyFile)
 		if err != nil {
