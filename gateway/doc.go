@@ -9,6 +9,19 @@
 // same API for a server of your own; Close(ctx) closes the stores. The HTTP framework
 // (echo) stays behind this API.
 //
+// # The core and its fronts
+//
+// The pipeline itself knows nothing of HTTP (core.go): Server.Decide(ctx, Caller,
+// *Request) and Server.Exec(ctx, Caller, *Request) take a typed request (script or
+// argv, cwd, shell mode, stdin, limits, task) and who sent it (principal, request id,
+// endpoint, address, logger), validate it whatever front built it (Request.validate:
+// exactly one of script and argv, limits within the executor's bounds, no NUL or
+// invalid UTF-8), and return an Outcome (decision, decision id, revision, reasons, the
+// parsed document, the result when something ran) or an *Error with a contract code.
+// The HTTP handlers (pipeline.go) decode the body into a Request, call the core and
+// write its answer; the MCP server and the CLI's embedded mode are to be fronts of the
+// same kind.
+//
 // # The pipeline
 //
 // POST /v1/exec and POST /v1/decide take {"command": "script"} or {"argv": [...]}

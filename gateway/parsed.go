@@ -54,7 +54,7 @@ type parsedDoc struct {
 // of the remembered one for its shape, or a new parse, remembered for the next
 // request of the shape. memo is nil when the request is not remembered (too large, or
 // the decision cache is off).
-func (s *Server) parseRequest(req *execRequest, popts parse.Options, principal parse.Principal) (doc *parse.Document, memo *parsedDoc) {
+func (s *Server) parseRequest(req *Request, popts parse.Options, principal parse.Principal) (doc *parse.Document, memo *parsedDoc) {
 	var key [sha256.Size]byte
 	ok := s.parsed != nil
 	if ok {
@@ -133,7 +133,7 @@ func (d *parsedDoc) size() int {
 // shape is the digest of everything a request's document depends on: the request, the
 // parse options (the resolved cwd among them) and what the server adds (principal,
 // profile); ok is false for a request too large to remember.
-func shape(req *execRequest, popts parse.Options, principal parse.Principal, profile string) (key [sha256.Size]byte, ok bool) {
+func shape(req *Request, popts parse.Options, principal parse.Principal, profile string) (key [sha256.Size]byte, ok bool) {
 	n := len(req.Script)
 	for _, a := range req.Argv {
 		n += len(a)

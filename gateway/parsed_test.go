@@ -58,8 +58,8 @@ EOF
 // TestShape: every part of what a document depends on changes the shape.
 func TestShape(t *testing.T) {
 	t.Parallel()
-	base := func() (*execRequest, parse.Options, parse.Principal, string) {
-		return &execRequest{Script: "ls -la", ShellMode: executor.ShellDefault, Task: "t"},
+	base := func() (*Request, parse.Options, parse.Principal, string) {
+		return &Request{Script: "ls -la", ShellMode: executor.ShellDefault, Task: "t"},
 			parse.Options{Cwd: "/ws", Workspace: "/ws", ShellMode: "bash", MaxBytes: 100},
 			parse.Principal{Name: "a", Role: "agent"}, "default"
 	}
@@ -71,20 +71,20 @@ func TestShape(t *testing.T) {
 	if again, _ := shape(r, o, p, prof); again != want {
 		t.Fatal("the shape is not a function of the request")
 	}
-	for name, change := range map[string]func(*execRequest, *parse.Options, *parse.Principal, *string){
-		"script": func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script = "ls -l" },
-		"argv": func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) {
+	for name, change := range map[string]func(*Request, *parse.Options, *parse.Principal, *string){
+		"script": func(r *Request, _ *parse.Options, _ *parse.Principal, _ *string) { r.Script = "ls -l" },
+		"argv": func(r *Request, _ *parse.Options, _ *parse.Principal, _ *string) {
 			r.Script, r.Argv = "", []string{"ls -la"}
 		},
-		"shell mode": func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.ShellMode = "sh" },
-		"cwd":        func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Cwd = "/ws/sub" },
-		"workspace":  func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.Workspace = "/other" },
-		"max bytes":  func(_ *execRequest, o *parse.Options, _ *parse.Principal, _ *string) { o.MaxBytes = 5 },
-		"name":       func(_ *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Name = "b" },
-		"role":       func(_ *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Role = "admin" },
-		"profile":    func(_ *execRequest, _ *parse.Options, _ *parse.Principal, prof *string) { *prof = "readonly" },
-		"task":       func(r *execRequest, _ *parse.Options, _ *parse.Principal, _ *string) { r.Task = "u" },
-		"fields":     func(r *execRequest, _ *parse.Options, p *parse.Principal, _ *string) { p.Name, p.Role = "ag", "ent" },
+		"shell mode": func(_ *Request, o *parse.Options, _ *parse.Principal, _ *string) { o.ShellMode = "sh" },
+		"cwd":        func(_ *Request, o *parse.Options, _ *parse.Principal, _ *string) { o.Cwd = "/ws/sub" },
+		"workspace":  func(_ *Request, o *parse.Options, _ *parse.Principal, _ *string) { o.Workspace = "/other" },
+		"max bytes":  func(_ *Request, o *parse.Options, _ *parse.Principal, _ *string) { o.MaxBytes = 5 },
+		"name":       func(_ *Request, _ *parse.Options, p *parse.Principal, _ *string) { p.Name = "b" },
+		"role":       func(_ *Request, _ *parse.Options, p *parse.Principal, _ *string) { p.Role = "admin" },
+		"profile":    func(_ *Request, _ *parse.Options, _ *parse.Principal, prof *string) { *prof = "readonly" },
+		"task":       func(r *Request, _ *parse.Options, _ *parse.Principal, _ *string) { r.Task = "u" },
+		"fields":     func(r *Request, _ *parse.Options, p *parse.Principal, _ *string) { p.Name, p.Role = "ag", "ent" },
 	} {
 		r, o, p, prof := base()
 		change(r, &o, &p, &prof)
@@ -92,13 +92,13 @@ func TestShape(t *testing.T) {
 			t.Errorf("changing the %s keeps the shape", name)
 		}
 	}
-	split := []*execRequest{{Argv: []string{"a b", "c"}}, {Argv: []string{"a", "b c"}}}
+	split := []*Request{{Argv: []string{"a b", "c"}}, {Argv: []string{"a", "b c"}}}
 	k1, _ := shape(split[0], o, p, prof)
 	k2, _ := shape(split[1], o, p, prof)
 	if k1 == k2 {
 		t.Error("argv words split differently share a shape")
 	}
-	if _, ok := shape(&execRequest{Script: strings.Repeat("x", maxShapeBytes+1)}, o, p, prof); ok {
+	if _, ok := shape(&Request{Script: strings.Repeat("x", maxShapeBytes+1)}, o, p, prof); ok {
 		t.Error("a huge script is remembered")
 	}
 }

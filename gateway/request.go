@@ -14,15 +14,17 @@ import (
 	"github.com/cmdgate/cmdgate/executor"
 )
 
-// execRequest is the body of POST /v1/exec and POST /v1/decide, validated.
-type execRequest struct {
-	Script    string   // set when the body had "command"
-	Argv      []string // set when the body had "argv"
-	Cwd       string   // "" when absent
+// Request is one command request, whichever front it came through: the body of POST
+// /v1/exec and POST /v1/decide once decoded and validated (decodeExecRequest), and what
+// other fronts build from their own input. Exactly one of Script and Argv is set.
+type Request struct {
+	Script    string   // a shell script ("command")
+	Argv      []string // an argument vector, run without a shell
+	Cwd       string   // relative to the workspace, or absolute inside it; "" is the workspace root
 	ShellMode executor.ShellMode
 	Stdin     string
-	Timeout   time.Duration
-	MaxOutput int
+	Timeout   time.Duration // within the executor's bounds
+	MaxOutput int           // characters per stream, within the executor's bounds
 	Task      string
 }
 
@@ -51,7 +53,7 @@ func invalid(format string, args ...any) *Error {
 // member of its exact type (no null, no fractional or exponent numbers), no NUL
 // character or unpaired surrogate escape in any string, command XOR argv, limits
 // within the executor's bounds. Every error is INVALID_ARGUMENT naming the member.
-func decodeExecRequest(raw []byte, cfg executor.Config, maxScript int) (*execRequest, error) {
+func decodeExecRequest(raw []byte, cfg executor.Config) (*Request, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, invalid("the request body is empty: send a JSON object such as {\"command\": \"ls\"}")
 	}
@@ -62,7 +64,7 @@ func decodeExecRequest(raw []byte, cfg executor.Config, maxScript int) (*execReq
 	if err != nil {
 		return nil, err
 	}
-	r := &execRequest{ShellMode: executor.ShellDefault, Task: DefaultTask}
+	r := &Request{ShellMode: executor.ShellDefault, Task: DefaultTask}
 	var hasCommand, hasArgv bool
 	var timeoutMS, maxOutput *int64
 	for _, m := range members {
@@ -137,6 +139,41 @@ func decodeExecRequest(raw []byte, cfg executor.Config, maxScript int) (*execReq
 	case hasArgv && r.Argv[0] == "":
 		return nil, invalid("argv[0] is empty: it must name the command")
 	}
+	if r.Timeout, err = cfg.TimeoutMS(timeoutMS); err != nil {
+		return nil, err
+	}
+	if r.MaxOutput, err = cfg.OutputChars(maxOutput); err != nil {
+		return nil, err
+	}
+	// The rest (size, text) is checked by validate, which the core runs on every
+	// request whichever front built it.
+	return r, nil
+}
+
+// validate checks a request whichever front built it, and fills in the defaults of
+// its zero values (ShellMode, Timeout, MaxOutput, Task): exactly one of Script and
+// Argv, the shell mode, the size, the limits within the executor's bounds, the task
+// name, and no NUL byte or invalid UTF-8 in any text (what the policy reads must be
+// what runs). Errors are INVALID_ARGUMENT naming the field as the HTTP API does.
+func (r *Request) validate(cfg executor.Config, maxScript int) error {
+	if r.ShellMode == "" {
+		r.ShellMode = executor.ShellDefault
+	}
+	if r.Task == "" {
+		r.Task = DefaultTask
+	}
+	switch {
+	case r.Script != "" && r.Argv != nil:
+		return invalid("send either command (a shell script) or argv (an argument vector), not both")
+	case r.Argv == nil && strings.TrimSpace(r.Script) == "":
+		return invalid("the request has no command: send command (a shell script) or argv (an argument vector)")
+	case r.Argv != nil && (len(r.Argv) == 0 || r.Argv[0] == ""):
+		return invalid("argv[0] is empty: it must name the command")
+	case r.ShellMode != executor.ShellDefault && r.ShellMode != executor.ShellDirect:
+		return invalid("shell_mode must be %q or %q, got %q", executor.ShellDefault, executor.ShellDirect, r.ShellMode)
+	case r.Argv == nil && r.ShellMode == executor.ShellDirect:
+		return invalid("shell_mode direct needs argv: a script always runs through the shell")
+	}
 	size := len(r.Script)
 	for i, a := range r.Argv {
 		size += len(a)
@@ -145,15 +182,48 @@ func decodeExecRequest(raw []byte, cfg executor.Config, maxScript int) (*execReq
 		}
 	}
 	if size > maxScript {
-		return nil, invalid("the command is %d bytes, more than the %d this gateway accepts", size, maxScript)
+		return invalid("the command is %d bytes, more than the %d this gateway accepts", size, maxScript)
 	}
-	if r.Timeout, err = cfg.TimeoutMS(timeoutMS); err != nil {
-		return nil, err
+	texts := [...]struct{ name, text string }{{"command", r.Script}, {"cwd", r.Cwd}, {"stdin", r.Stdin}}
+	for _, t := range texts {
+		if err := validText(t.name, t.text); err != nil {
+			return err
+		}
 	}
-	if r.MaxOutput, err = cfg.OutputChars(maxOutput); err != nil {
-		return nil, err
+	for _, a := range r.Argv {
+		if err := validText("argv", a); err != nil {
+			return err
+		}
 	}
-	return r, nil
+	if r.Timeout == 0 {
+		r.Timeout, _ = cfg.TimeoutMS(nil)
+	}
+	ms := r.Timeout.Milliseconds()
+	if r.Timeout%time.Millisecond != 0 || ms < 1 {
+		return invalid("the timeout must be a whole number of milliseconds, at least 1")
+	}
+	if _, err := cfg.TimeoutMS(&ms); err != nil {
+		return asError(err)
+	}
+	if r.MaxOutput == 0 {
+		r.MaxOutput, _ = cfg.OutputChars(nil)
+	}
+	n := int64(r.MaxOutput)
+	if _, err := cfg.OutputChars(&n); err != nil {
+		return asError(err)
+	}
+	return validTask(r.Task)
+}
+
+// validText refuses invalid UTF-8 and NUL characters.
+func validText(name, text string) error {
+	if !utf8.ValidString(text) {
+		return invalid("%s is not valid UTF-8", name)
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return invalid("%s holds a NUL character", name)
+	}
+	return nil
 }
 
 // validTask checks a task name: 1 to 128 printable characters.
