@@ -31,6 +31,9 @@ type Caller struct {
 	Endpoint string
 	// RemoteAddr is the client's address, when the front has one.
 	RemoteAddr string
+	// Source names a front other than the HTTP API ("mcp"); it is the records'
+	// detail.source.
+	Source string
 	// Log receives the pipeline's log lines about the request; nil discards them.
 	Log *slog.Logger
 }
@@ -175,6 +178,9 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request) (*deci
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
 	dm := map[string]string{"endpoint": caller.Endpoint, "remote_addr": caller.RemoteAddr, "sandbox": s.sandbox}
+	if caller.Source != "" {
+		dm["source"] = caller.Source
+	}
 	if decision.Action == policies.ActionAllow && decision.Sandbox.Network {
 		// What the command may reach is part of what was decided.
 		dm["network"] = "granted"
@@ -289,6 +295,9 @@ func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result,
 	detail := map[string]string{"endpoint": caller.Endpoint, "sandbox": s.sandbox}
 	if stopped != "" {
 		detail["stopped"] = stopped
+	}
+	if caller.Source != "" {
+		detail["source"] = caller.Source
 	}
 	b, _ := json.Marshal(detail)
 	_, err := s.append(ctx, audit.Record{

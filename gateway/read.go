@@ -181,6 +181,7 @@ func (s *Server) PromptEnv() policies.PromptEnv {
 			"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
 		},
 	}
+	env.Tools = append(env.Tools, s.promptTools...)
 	if env.Caches {
 		env.Home = ec.Caches.Home()
 	}
@@ -210,7 +211,7 @@ func (s *Server) handlePrompt(c echo.Context) error {
 		}
 		format = vals[0]
 	}
-	prompt := s.engine.PromptFor(s.PromptEnv())
+	prompt := s.Prompt()
 	if format == "text" {
 		return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, []byte(prompt))
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/mcp"
 )
 
 const serveUsage = `usage: cmdgate serve [flags]
@@ -91,6 +92,7 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.writeError("serve", "UNAVAILABLE", err.Error())
 	}
+	mcp.Mount(srv, version) // the MCP server at /mcp, on the same listener and tokens
 	closeSrv := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

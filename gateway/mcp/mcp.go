@@ -1,0 +1,253 @@
+// Package mcp is cmdgate's MCP server: a front of the gateway's core (gateway.Server's
+// Exec) built on the official Go SDK, served over streamable HTTP at /mcp on the
+// gateway's own listener, behind the same bearer tokens as the HTTP API.
+//
+// # Tools
+//
+//   - exec_command: runs a command once in the workspace and returns stdout, stderr and
+//     the exit code. Its name, description and input schema are the exec_command tool
+//     definition, verbatim; the SDK enforces the schema (a missing or mistyped argument
+//     is a tool error naming it) and fills in its defaults. Its semantics are POST
+//     /v1/exec's with the command as an argument vector: the policy decides, the
+//     decision is recorded before anything runs, and the sandbox runs it. The result is
+//     {cwd, command, exit_code, stdout, stderr, stdout_truncated, stderr_truncated,
+//     timed_out, duration_ms, stdout_bytes, stderr_bytes, decision, decision_id} as
+//     structured content, and the same JSON as text. A denial, an ask (approvals are
+//     not enabled yet: nothing runs) and every error are tool results with isError true
+//     whose text gives the code, the message, the reasons and the decision id, so that
+//     the model can change course.
+//
+// # Sessions and principals
+//
+// Every HTTP request to /mcp is authenticated by the gateway (agent role; 401 and 429
+// as for the HTTP API, refusals audited) and by the SDK's bearer-token middleware,
+// which binds each MCP session to its principal: a session id presented with another
+// principal's token is refused (403). Every tool call is audited like an HTTP request,
+// with detail.source "mcp" and the tool's name as detail.endpoint. A cancelled call
+// stops the command's whole process tree, as its timeout does.
+//
+// The server announces itself as cmdgate with its version, and its instructions are
+// the gateway's system prompt (GET /v1/policy/prompt), which lists these tools.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/gateway"
+)
+
+// Path is where Mount serves the MCP server.
+const Path = "/mcp"
+
+// ExecCommandSchema is exec_command's input schema, verbatim.
+const ExecCommandSchema = `{
+  "type": "object",
+  "properties": {
+    "cwd": {
+      "type": "string",
+      "description": "Working directory path in workspace."
+    },
+    "command": {
+      "type": "array",
+      "items": { "type": "string" },
+      "description": "Only the target command tokens to run (e.g. bun run dev)."
+    },
+    "shell_mode": {
+      "type": "string",
+      "enum": ["default", "direct"],
+      "default": "default",
+      "description": "Use default to apply OS shell wrapper automatically (default: default)."
+    },
+    "stdin": {
+      "type": "string",
+      "description": "UTF-8 stdin text."
+    },
+    "timeout_ms": {
+      "type": "number",
+      "default": 30000,
+      "description": "Execution timeout in milliseconds (default: 30000)."
+    },
+    "max_output_chars": {
+      "type": "number",
+      "default": 200000,
+      "description": "Per-stream output char limit (default: 200000)."
+    }
+  },
+  "required": ["cwd", "command"]
+}`
+
+// ExecCommandDescription is exec_command's description, verbatim.
+const ExecCommandDescription = "Runs a command once in the workspace and returns stdout, stderr, and exit code."
+
+// execInput is exec_command's arguments, after the SDK checked them against the schema
+// and filled in its defaults.
+type execInput struct {
+	Cwd            string   `json:"cwd"`
+	Command        []string `json:"command"`
+	ShellMode      string   `json:"shell_mode"`
+	Stdin          string   `json:"stdin"`
+	TimeoutMS      *float64 `json:"timeout_ms"`
+	MaxOutputChars *float64 `json:"max_output_chars"`
+}
+
+// execOutput is exec_command's result: exec_command's output plus the decision.
+type execOutput struct {
+	executor.Result
+	Decision   string `json:"decision"`
+	DecisionID string `json:"decision_id"`
+}
+
+// New builds the MCP server over the gateway's core.
+func New(g *gateway.Server, version string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "cmdgate", Version: version}, &sdk.ServerOptions{
+		Instructions: g.Prompt(),
+		Logger:       g.Logger(),
+		Capabilities: &sdk.ServerCapabilities{},
+	})
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(ExecCommandSchema), &schema); err != nil {
+		panic(fmt.Sprintf("exec_command schema: %v", err)) // a constant: any test catches it
+	}
+	t := &tools{g: g}
+	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: schema}, t.execCommand)
+	return s
+}
+
+// Mount serves the MCP server over streamable HTTP at Path on the gateway's listener,
+// for agents, and tells the system prompt about it.
+func Mount(g *gateway.Server, version string) {
+	g.AddPromptTools("`exec_command` (cmdgate's MCP server, tool exec_command): run a command given as an argument vector, in a directory of the workspace, and get its exit code, stdout and stderr")
+	s := New(g, version)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+		Logger: g.Logger(),
+	})
+	// The gateway has authenticated the request already (require): the SDK's
+	// middleware checks the token again and puts it where the SDK binds each session
+	// to its principal.
+	verify := func(_ context.Context, secret string, _ *http.Request) (*auth.TokenInfo, error) {
+		tok, err := g.CheckToken(secret)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		}
+		return &auth.TokenInfo{UserID: tok.Name, Extra: map[string]any{"role": string(tok.Role)}}, nil
+	}
+	g.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent)
+}
+
+// validUTF8 refuses a message that is not valid UTF-8 before the SDK decodes it: Go's
+// JSON decoder would replace the invalid bytes silently, and what the policy reads
+// must be what the agent sent. The body is already bounded by the gateway's limit.
+func validUTF8(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "cannot read the request body", http.StatusRequestEntityTooLarge)
+				return
+			}
+			if !utf8.Valid(body) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"the message is not valid UTF-8"}}`)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tools are the tool handlers, over the gateway's core.
+type tools struct {
+	g *gateway.Server
+}
+
+// caller is the principal of a tool call (the session's token) as the core's Caller.
+func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, error) {
+	ti := req.Extra.TokenInfo
+	if ti == nil {
+		// Only reachable if the server were served without the middleware.
+		return gateway.Caller{}, errors.New("UNAUTHENTICATED: no token came with this call")
+	}
+	role, _ := ti.Extra["role"].(string)
+	id := gateway.NewRequestID()
+	return gateway.Caller{Name: ti.UserID, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp",
+		Log: t.g.Logger().With("request_id", id, "principal", ti.UserID, "tool", tool)}, nil
+}
+
+// execCommand is exec_command: POST /v1/exec with the command as an argument vector.
+func (t *tools) execCommand(ctx context.Context, req *sdk.CallToolRequest, in execInput) (*sdk.CallToolResult, *execOutput, error) {
+	caller, err := t.caller(req, "exec_command")
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &gateway.Request{Argv: in.Command, Cwd: in.Cwd, ShellMode: executor.ShellMode(in.ShellMode), Stdin: in.Stdin}
+	if in.Cwd == "" {
+		return nil, nil, errors.New("INVALID_ARGUMENT: cwd is empty: give a directory of the workspace (\".\" for its root)")
+	}
+	if len(in.Command) == 0 {
+		return nil, nil, errors.New("INVALID_ARGUMENT: command is empty: it needs at least the command name")
+	}
+	ms, err := whole("timeout_ms", in.TimeoutMS)
+	if err != nil {
+		return nil, nil, err
+	}
+	chars, err := whole("max_output_chars", in.MaxOutputChars)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Timeout, r.MaxOutput = time.Duration(ms)*time.Millisecond, int(chars)
+	o, err := t.g.Exec(ctx, caller, r)
+	if err != nil {
+		return nil, nil, errors.New(describe(err))
+	}
+	return nil, &execOutput{Result: *o.Result, Decision: o.Decision, DecisionID: o.DecisionID}, nil
+}
+
+// whole turns a number argument into an integer: the schema says number, the value
+// must be a whole number (0 when absent: the gateway's default; the range is the
+// core's to check).
+func whole(name string, v *float64) (int64, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v != math.Trunc(*v) || *v < 1 || *v > math.MaxInt32 {
+		return 0, fmt.Errorf("INVALID_ARGUMENT: %s must be a whole number from 1, got %v", name, *v)
+	}
+	return int64(*v), nil
+}
+
+// describe is the text of a failed call: the code and message, and for a decision the
+// decision, its id and every reason.
+func describe(err error) string {
+	var e *gateway.Error
+	if !errors.As(err, &e) {
+		return "INTERNAL: internal error"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", e.Code, e.Message)
+	if e.Decision != "" {
+		fmt.Fprintf(&b, "\ndecision: %s", e.Decision)
+	}
+	if e.DecisionID != "" {
+		fmt.Fprintf(&b, "\ndecision_id: %s", e.DecisionID)
+	}
+	for _, r := range e.Reasons {
+		fmt.Fprintf(&b, "\n- %s: %s", r.Rule, r.Message)
+	}
+	return b.String()
+}

@@ -1,0 +1,399 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/mcp"
+	"github.com/cmdgate/cmdgate/policies"
+)
+
+// env is a real gateway (process backend, real SQLite audit store) on 127.0.0.1 with
+// the MCP server mounted, and two agents' tokens.
+type env struct {
+	srv            *gateway.Server
+	url, ws, data  string
+	alice, bob     string // agent tokens
+	auditor        string
+	requestTimeout time.Duration
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(base, "data")
+	srv, err := gateway.New(t.Context(), gateway.Options{
+		Workspace: ws, DataDir: data, Sandbox: gateway.SandboxProcess,
+		AuthFailureBurst: 1000, AuthFailureRate: 1000,
+		Policy: policies.Config{AllowedCommands: policies.AllowedCommands{Additional: []string{"sleep", "printf", "no-such-cmd-xyz"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp.Mount(srv, "test")
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+	})
+	tokens, err := gateway.OpenTokens(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{srv: srv, url: hs.URL, ws: srv.Workspace(), data: data}
+	for _, tk := range []struct {
+		p    *string
+		name string
+		role gateway.Role
+	}{{&e.alice, "alice", gateway.RoleAgent}, {&e.bob, "bob", gateway.RoleAgent}, {&e.auditor, "audrey", gateway.RoleAuditor}} {
+		if *tk.p, _, err = tokens.Create(tk.name, tk.role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// bearer adds a token to every request of the MCP client.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP session with the official SDK's client over streamable HTTP.
+func (e *env) connect(t testing.TB, token string) (*sdk.ClientSession, error) {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "cmdgate-test", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{
+		Endpoint: e.url + mcp.Path, HTTPClient: &http.Client{Transport: bearer{token}}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err == nil {
+		t.Cleanup(func() { s.Close() })
+	}
+	return s, err
+}
+
+func (e *env) session(t testing.TB, token string) *sdk.ClientSession {
+	t.Helper()
+	s, err := e.connect(t, token)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return s
+}
+
+func call(t testing.TB, s *sdk.ClientSession, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "exec_command", Arguments: args})
+	if err != nil {
+		t.Fatalf("CallTool(exec_command, %v): %v", args, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// structured decodes the structured content of a result.
+func structured(t testing.TB, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return m
+}
+
+// The tool list is exec_command with its definition verbatim, and the server
+// introduces itself with the gateway's system prompt, which names the tool.
+func TestToolDefinition(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+	init := s.InitializeResult()
+	if init.ServerInfo.Name != "cmdgate" || !strings.Contains(init.Instructions, "exec_command") || !strings.Contains(init.Instructions, e.ws) {
+		t.Errorf("server info %+v, instructions %q: want cmdgate and the prompt naming exec_command and the workspace", init.ServerInfo, init.Instructions)
+	}
+	tools, err := s.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != "exec_command" {
+		t.Fatalf("tools = %+v, want exec_command", tools.Tools)
+	}
+	tool := tools.Tools[0]
+	if tool.Description != "Runs a command once in the workspace and returns stdout, stderr, and exit code." {
+		t.Errorf("description %q", tool.Description)
+	}
+	var got, want any
+	b, _ := json.Marshal(tool.InputSchema)
+	json.Unmarshal(b, &got)
+	json.Unmarshal([]byte(mcp.ExecCommandSchema), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("input schema served:\n%s\nwant:\n%s", b, mcp.ExecCommandSchema)
+	}
+}
+
+// exec_command runs what the policy allows, returns exec_command's output as
+// structured content, and answers a denial as a tool error with the reasons and the
+// decision id; every call is audited with source mcp.
+func TestExecCommand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+
+	res := call(t, s, map[string]any{"cwd": "sub", "command": []string{"pwd"}})
+	out := structured(t, res)
+	if res.IsError || out["exit_code"] != float64(0) || out["stdout"] != filepath.Join(e.ws, "sub")+"\n" || out["decision"] != "allow" || out["decision_id"] == "" {
+		t.Fatalf("exec_command pwd = %v %s", res.IsError, text(res))
+	}
+	if !strings.Contains(text(res), `"exit_code":0`) {
+		t.Errorf("the text content is not the result's JSON: %q", text(res))
+	}
+
+	res = call(t, s, map[string]any{"cwd": ".", "command": []string{"sudo", "ls"}})
+	if !res.IsError || !strings.Contains(text(res), "DENIED") || !strings.Contains(text(res), "forbidden.command") || !strings.Contains(text(res), "decision_id: ") {
+		t.Fatalf("exec_command sudo = %v %q; want a tool error with the reasons and the decision id", res.IsError, text(res))
+	}
+
+	// The audit log holds both decisions, from alice, through MCP.
+	st, err := audit.Open(t.Context(), e.data, audit.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	page, err := st.Query(t.Context(), audit.Query{Kind: audit.KindDecision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int
+	for _, r := range page.Records {
+		var d map[string]string
+		json.Unmarshal(r.Detail, &d)
+		if d["source"] == "mcp" && d["endpoint"] == "exec_command" && r.Principal.Name == "alice" {
+			seen++
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d decision records from alice through MCP; want 2", seen)
+	}
+}
+
+// Bad arguments are tool errors naming the argument; an unknown tool is a JSON-RPC
+// error; the session keeps serving after each.
+func TestBadArguments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"command": []string{"ls"}}, "cwd"},
+		{map[string]any{"cwd": "."}, "command"},
+		{map[string]any{"cwd": ".", "command": "ls"}, "command"},
+		{map[string]any{"cwd": ".", "command": []any{"ls", 3}}, "command"},
+		{map[string]any{"cwd": ".", "command": []string{"ls"}, "timeout_ms": 1.5}, "timeout_ms"},
+		{map[string]any{"cwd": ".", "command": []string{"ls"}, "timeout_ms": "soon"}, "timeout_ms"},
+		{map[string]any{"cwd": ".", "command": []string{"ls"}, "timeout_ms": 99999999}, "timeout_ms"},
+		{map[string]any{"cwd": ".", "command": []string{"ls"}, "max_output_chars": 10}, "max_output_chars"},
+		{map[string]any{"cwd": ".", "command": []string{"ls"}, "shell_mode": "zsh"}, "shell_mode"},
+		{map[string]any{"cwd": "", "command": []string{"ls"}}, "cwd"},
+		{map[string]any{"cwd": ".", "command": []string{}}, "command"},
+		{map[string]any{"cwd": "../..", "command": []string{"ls"}}, "workspace"},
+		{map[string]any{"cwd": ".", "command": []string{"ls\x00"}}, "NUL"},
+		{map[string]any{"cwd": ".", "command": []string{strings.Repeat("x", 100<<10)}}, "bytes"},
+		{map[string]any{"cwd": ".", "command": []string{"echo", "\xff\xfe"}}, ""},
+	} {
+		res := call(t, s, c.args)
+		if c.want == "" {
+			continue // answered at all: the session goes on below
+		}
+		if !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("exec_command %.200v = %v %.300q; want a tool error naming %s", c.args, res.IsError, text(res), c.want)
+		}
+	}
+	if _, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "rm_everything", Arguments: map[string]any{}}); err == nil {
+		t.Error("an unknown tool answered without an error")
+	}
+	if res := call(t, s, map[string]any{"cwd": ".", "command": []string{"echo", "still here"}}); res.IsError || structured(t, res)["stdout"] != "still here\n" {
+		t.Errorf("after the bad calls: %v %q", res.IsError, text(res))
+	}
+	// Larger than the gateway's body limit: refused before it is read (413), an error
+	// for the client (whose SDK then closes its session); the server serves on.
+	if _, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "exec_command", Arguments: map[string]any{"cwd": ".", "command": []string{strings.Repeat("x", 2<<20)}}}); err == nil || !strings.Contains(err.Error(), "Too Large") {
+		t.Errorf("a 2 MiB argument: %.300v; want the body limit's error", err)
+	}
+	if res := call(t, e.session(t, e.alice), map[string]any{"cwd": ".", "command": []string{"true"}}); res.IsError {
+		t.Errorf("a new session after the 413: %q", text(res))
+	}
+}
+
+// /mcp needs an agent's token: none, a bad one, another role's are refused by the
+// gateway, and a session is bound to its principal.
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tok := range []string{"", "cmdgate_" + strings.Repeat("A", 43)} {
+		if _, err := e.connect(t, tok); err == nil {
+			t.Errorf("connect with token %q succeeded", tok)
+		}
+	}
+	post := func(token, session string, body string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", e.url+mcp.Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	const list = `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
+	if code := post("", "", list); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := post(e.auditor, "", list); code != http.StatusForbidden {
+		t.Errorf("an auditor's token: %d, want 403", code)
+	}
+	s := e.session(t, e.alice)
+	if code := post(e.bob, s.ID(), list); code != http.StatusForbidden {
+		t.Errorf("alice's session with bob's token: %d, want 403", code)
+	}
+	if code := post(e.alice, s.ID(), list); code != http.StatusOK {
+		t.Errorf("alice's session with alice's token: %d, want 200", code)
+	}
+	// A malformed JSON-RPC frame, invalid UTF-8 and a NUL are error answers, and the
+	// session keeps serving.
+	for _, frame := range []string{`{"jsonrpc":"2.0","id":`, "\x00", "[]", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"exec_command","arguments":{"cwd":".","command":["echo","a\u0000b"]}}}`} {
+		if code := post(e.alice, s.ID(), frame); code >= 500 {
+			t.Errorf("frame %q: %d, want no server error", frame, code)
+		}
+	}
+	invalid := "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"exec_command\",\"arguments\":{\"cwd\":\".\",\"command\":[\"echo\",\"\xff\"]}}}"
+	if code := post(e.alice, s.ID(), invalid); code != http.StatusBadRequest {
+		t.Errorf("a frame with invalid UTF-8: %d, want 400", code)
+	}
+	if res := call(t, s, map[string]any{"cwd": ".", "command": []string{"true"}}); res.IsError {
+		t.Errorf("after the malformed frame: %q", text(res))
+	}
+}
+
+// The same requests through POST /v1/exec and through exec_command give the same
+// outcome, field by field.
+func TestSameAsHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+	type outcome struct {
+		Decision, Code string
+		Exit           float64
+		Stdout         string
+		TimedOut       bool
+		Truncated      bool
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"allow", map[string]any{"cwd": ".", "command": []string{"echo", "hi"}}},
+		{"deny with reasons", map[string]any{"cwd": ".", "command": []string{"sudo", "rm", "-rf", "/"}}},
+		{"bad cwd", map[string]any{"cwd": "no-such-dir", "command": []string{"ls"}}},
+		{"timeout", map[string]any{"cwd": ".", "command": []string{"sleep", "5"}, "timeout_ms": 300}},
+		{"truncation", map[string]any{"cwd": ".", "command": []string{"printf", "%05000d", "0"}, "max_output_chars": 1000}},
+		{"unknown command", map[string]any{"cwd": ".", "command": []string{"no-such-cmd-xyz"}, "shell_mode": "direct"}},
+		{"non-zero exit", map[string]any{"cwd": ".", "command": []string{"ls", "no-such-file"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// MCP
+			res := call(t, s, c.args)
+			var m outcome
+			if res.IsError {
+				code, _, _ := strings.Cut(text(res), ":")
+				m.Code = code
+				if _, rest, ok := strings.Cut(text(res), "\ndecision: "); ok {
+					m.Decision, _, _ = strings.Cut(rest, "\n")
+				}
+			} else {
+				out := structured(t, res)
+				m = outcome{Decision: out["decision"].(string), Exit: out["exit_code"].(float64), Stdout: out["stdout"].(string),
+					TimedOut: out["timed_out"].(bool), Truncated: out["stdout_truncated"].(bool)}
+			}
+			// HTTP
+			body := map[string]any{"argv": c.args["command"], "cwd": c.args["cwd"]}
+			for _, k := range []string{"timeout_ms", "max_output_chars", "shell_mode"} {
+				if v, ok := c.args[k]; ok {
+					body[k] = v
+				}
+			}
+			b, _ := json.Marshal(body)
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", e.url+"/v1/exec", bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+e.alice)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var a struct {
+				Decision        string  `json:"decision"`
+				ExitCode        float64 `json:"exit_code"`
+				Stdout          string  `json:"stdout"`
+				TimedOut        bool    `json:"timed_out"`
+				StdoutTruncated bool    `json:"stdout_truncated"`
+				Error           struct {
+					Code     string `json:"code"`
+					Decision string `json:"decision"`
+				} `json:"error"`
+			}
+			json.NewDecoder(resp.Body).Decode(&a)
+			h := outcome{Decision: a.Decision, Code: a.Error.Code, Exit: a.ExitCode, Stdout: a.Stdout, TimedOut: a.TimedOut, Truncated: a.StdoutTruncated}
+			if a.Error.Code != "" {
+				h.Decision = a.Error.Decision
+			}
+			if m != h {
+				t.Errorf("MCP and HTTP differ:\nmcp  %+v\nhttp %+v", m, h)
+			}
+		})
+	}
+}
