@@ -37,10 +37,18 @@ func (s *Server) CheckToken(secret string) (Token, error) {
 // Prompt is the system prompt for the running configuration (GET /v1/policy/prompt).
 func (s *Server) Prompt() string { return s.engine.PromptFor(s.PromptEnv()) }
 
-// AddPromptTools adds lines to the prompt's list of the ways an agent reaches cmdgate,
-// for a front that is mounted (each line: how to reach it, what it does).
-func (s *Server) AddPromptTools(lines ...string) {
-	s.promptTools = append(s.promptTools, lines...)
+// HTTPPromptTools are the prompt's lines for the HTTP API, the ways an agent reaches
+// cmdgate when nothing else is said (SetPromptTools).
+var HTTPPromptTools = []string{
+	"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
+	"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
+}
+
+// SetPromptTools sets the prompt's list of the ways an agent reaches cmdgate (each
+// line: how to reach it, what it does), for the fronts in use: HTTPPromptTools and the
+// mounted MCP server's tools under serve, the MCP tools alone over stdio.
+func (s *Server) SetPromptTools(lines ...string) {
+	s.promptTools = lines
 }
 
 // NewRequestID returns a new request id (26 characters, sortable by time), for a front

@@ -176,12 +176,11 @@ func (s *Server) PromptEnv() policies.PromptEnv {
 		Workspace: s.ws.Root(), Backend: s.sandbox,
 		Isolated: sb.Isolated, PrivateTmp: sb.PrivateTmp, Home: sb.Home,
 		Caches: ec.Caches.Dir != "", Profile: s.opts.Policy.Profile,
-		Tools: []string{
-			"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
-			"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
-		},
+		Tools: HTTPPromptTools,
 	}
-	env.Tools = append(env.Tools, s.promptTools...)
+	if s.promptTools != nil {
+		env.Tools = s.promptTools
+	}
 	if env.Caches {
 		env.Home = ec.Caches.Home()
 	}

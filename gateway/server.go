@@ -36,7 +36,7 @@ type Server struct {
 	tokens        *TokenStore
 	store         *audit.Store
 	engine        *policies.Engine
-	promptTools   []string    // more ways to reach cmdgate, for the prompt (AddPromptTools)
+	promptTools   []string    // the ways to reach cmdgate, for the prompt (SetPromptTools); nil: HTTPPromptTools
 	parsed        *parsedDocs // nil when the decision cache is off
 	runner        executor.Executor
 	sandbox       string // the backend chosen

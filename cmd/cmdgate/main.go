@@ -44,7 +44,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Subcommands are registered here, one line each.
-		{"serve", "run the gateway (HTTP API) on embedded defaults", (*Main).runServe},
+		{"serve", "run the gateway (HTTP API, and MCP at /mcp) on embedded defaults", (*Main).runServe},
+		{"mcp", "serve the MCP server over stdio, for MCP clients that start a process", (*Main).runMCP},
 		{"exec", "run a command through a gateway (client of POST /v1/exec)", (*Main).runExec},
 		{"token", "create, list and revoke API tokens", (*Main).runToken},
 		{"audit", "query, verify and export the audit log", (*Main).runAudit},

@@ -39,6 +39,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -111,8 +112,22 @@ type execOutput struct {
 	DecisionID string `json:"decision_id"`
 }
 
-// New builds the MCP server over the gateway's core.
-func New(g *gateway.Server, version string) *sdk.Server {
+// PromptTools are the system prompt's lines for this server's tools.
+var PromptTools = []string{
+	"`exec_command` (cmdgate's MCP server): run a command given as an argument vector, in a directory of the workspace, and get its exit code, stdout and stderr",
+}
+
+// Options configures New.
+type Options struct {
+	// Principal, when set, is who every call comes from (the stdio server, started
+	// with the agent's token); otherwise each call's principal is its session's bearer
+	// token (streamable HTTP behind Mount).
+	Principal *gateway.Token
+}
+
+// New builds the MCP server over the gateway's core. Its instructions are the
+// gateway's system prompt as it is now: set the prompt's tools (SetPromptTools) first.
+func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "cmdgate", Version: version}, &sdk.ServerOptions{
 		Instructions: g.Prompt(),
 		Logger:       g.Logger(),
@@ -122,16 +137,16 @@ func New(g *gateway.Server, version string) *sdk.Server {
 	if err := json.Unmarshal([]byte(ExecCommandSchema), &schema); err != nil {
 		panic(fmt.Sprintf("exec_command schema: %v", err)) // a constant: any test catches it
 	}
-	t := &tools{g: g}
-	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: schema}, t.execCommand)
+	t := &tools{g: g, principal: opts.Principal}
+	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: schema}, recovered(g, t.execCommand))
 	return s
 }
 
 // Mount serves the MCP server over streamable HTTP at Path on the gateway's listener,
 // for agents, and tells the system prompt about it.
 func Mount(g *gateway.Server, version string) {
-	g.AddPromptTools("`exec_command` (cmdgate's MCP server, tool exec_command): run a command given as an argument vector, in a directory of the workspace, and get its exit code, stdout and stderr")
-	s := New(g, version)
+	g.SetPromptTools(append(append([]string{}, gateway.HTTPPromptTools...), PromptTools...)...)
+	s := New(g, version, Options{})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		Logger: g.Logger(),
 	})
@@ -171,22 +186,47 @@ func validUTF8(next http.Handler) http.Handler {
 	})
 }
 
+// recovered turns a panic in a tool handler into an INTERNAL tool error, logged with
+// its stack: one bad call must not end the server (over stdio, the whole session).
+func recovered[In, Out any](g *gateway.Server, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				g.Logger().Error("panic in an MCP tool call", "error", fmt.Sprint(p), "stack", string(debug.Stack()))
+				var zero Out
+				res, out, err = nil, zero, errors.New("INTERNAL: internal error")
+			}
+		}()
+		return h(ctx, req, in)
+	}
+}
+
 // tools are the tool handlers, over the gateway's core.
 type tools struct {
-	g *gateway.Server
+	g         *gateway.Server
+	principal *gateway.Token // Options.Principal
 }
 
 // caller is the principal of a tool call (the session's token) as the core's Caller.
 func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, error) {
-	ti := req.Extra.TokenInfo
-	if ti == nil {
+	var name, role string
+	var ti *auth.TokenInfo
+	if req.Extra != nil { // nil over stdio
+		ti = req.Extra.TokenInfo
+	}
+	switch {
+	case t.principal != nil:
+		name, role = t.principal.Name, string(t.principal.Role)
+	case ti != nil:
+		name = ti.UserID
+		role, _ = ti.Extra["role"].(string)
+	default:
 		// Only reachable if the server were served without the middleware.
 		return gateway.Caller{}, errors.New("UNAUTHENTICATED: no token came with this call")
 	}
-	role, _ := ti.Extra["role"].(string)
 	id := gateway.NewRequestID()
-	return gateway.Caller{Name: ti.UserID, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp",
-		Log: t.g.Logger().With("request_id", id, "principal", ti.UserID, "tool", tool)}, nil
+	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp",
+		Log: t.g.Logger().With("request_id", id, "principal", name, "tool", tool)}, nil
 }
 
 // execCommand is exec_command: POST /v1/exec with the command as an argument vector.

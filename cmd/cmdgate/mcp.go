@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/mcp"
+)
+
+const mcpUsage = `usage: cmdgate mcp [flags]
+
+Serves cmdgate's MCP server over stdio, for MCP clients that start a process: one
+JSON-RPC message per line on stdin and stdout, logs on stderr. It runs the same
+pipeline as serve, in this process: the configuration, workspace, data directory
+(tokens and audit log), policy and sandbox are found as serve finds them, and it may
+run beside a serve on the same data directory.
+
+Every call comes from the principal of the agent token in $CMDGATE_TOKEN or in
+--token-file (never a flag value: other users can read argv); the token must have the
+agent (or admin) role. Tools: exec_command.
+
+Example client configuration (the command and its environment):
+  {"command": "cmdgate", "args": ["mcp", "--workspace", "/path/to/project"],
+   "env": {"CMDGATE_TOKEN": "cmdgate_..."}}
+
+flags:`
+
+// runMCP implements `cmdgate mcp`.
+func (m *Main) runMCP(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), mcpUsage)
+		fs.PrintDefaults()
+	}
+	var sf serveFlags
+	var tokenFile string
+	fs.StringVar(&sf.config, "config", "", "configuration file (YAML)")
+	fs.StringVar(&sf.workspace, "workspace", "", "directory tree commands may run in")
+	fs.StringVar(&sf.data, "data", "", "data directory: tokens and the audit log")
+	fs.StringVar(&sf.policy, "policy", "", "policy bundle directory")
+	fs.StringVar(&sf.sandbox, "sandbox", "", "auto, process, linux or docker")
+	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
+	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
+	fs.StringVar(&tokenFile, "token-file", "", "read the agent token from this file instead of $CMDGATE_TOKEN")
+	operands, err := m.parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if len(operands) > 0 {
+		fmt.Fprintf(m.Stderr, "cmdgate mcp: unexpected argument %q\n", operands[0])
+		return exitUsage
+	}
+	// stdout carries the protocol: every failure before it starts goes to stderr.
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(m.Stderr, "cmdgate mcp: "+format+"\n", args...)
+		return exitError
+	}
+	secret := m.Getenv("CMDGATE_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return fail("read token file: %v", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	if secret == "" {
+		return fail("no token: set CMDGATE_TOKEN or --token-file (cmdgate token create --role agent --name NAME prints one)")
+	}
+	opts, _, err := m.serveConfig(sf)
+	if err != nil {
+		return fail("%v", err)
+	}
+	srv, err := gateway.New(ctx, opts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		srv.Close(cctx)
+	}()
+	tok, err := srv.CheckToken(secret)
+	if err != nil {
+		return fail("the token is not valid: %v", err)
+	}
+	if tok.Role != gateway.RoleAgent && tok.Role != gateway.RoleAdmin {
+		return fail("the token %q has the %s role; the MCP server needs an agent token", tok.Name, tok.Role)
+	}
+	srv.SetPromptTools(mcp.PromptTools...)
+	server := mcp.New(srv, version, mcp.Options{Principal: &tok})
+
+	// SIGINT or SIGTERM ends the session; so does the client closing stdin.
+	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	limit := opts.BodyLimit // a frame is as large as a request body may be
+	if limit <= 0 {
+		limit = gateway.DefaultBodyLimit
+	}
+	if err := server.Run(runCtx, mcp.StdioTransport(m.Stdin, m.Stdout, int(limit))); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return fail("%v", err)
+	}
+	return exitOK
+}
