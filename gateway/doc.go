@@ -19,8 +19,8 @@
 // invalid UTF-8), and return an Outcome (decision, decision id, revision, reasons, the
 // parsed document, the result when something ran) or an *Error with a contract code.
 // The HTTP handlers (pipeline.go) decode the body into a Request, call the core and
-// write its answer; the MCP server and the CLI's embedded mode are to be fronts of the
-// same kind.
+// write its answer; the MCP server (package gateway/mcp, mounted on the listener with
+// Mount, and over stdio by `cmdgate mcp`) is a front of the same kind.
 //
 // # The pipeline
 //
