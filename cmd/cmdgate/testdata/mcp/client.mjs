@@ -1,0 +1,35 @@
+// A third-party MCP client: the official TypeScript SDK. It connects to cmdgate over
+// stdio (MODE=stdio: it starts CMDGATE_BIN mcp ...) or streamable HTTP (MODE=http:
+// MCP_URL with the bearer token), lists the tools, calls exec_command twice (allowed,
+// denied) and prints what it saw as one JSON object on stdout.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const env = process.env;
+const transport = env.MODE === "stdio"
+  ? new StdioClientTransport({
+      command: env.CMDGATE_BIN,
+      args: ["mcp", "--workspace", env.WORKSPACE, "--data", env.DATA, "--sandbox", "process"],
+      env: { ...env, CMDGATE_TOKEN: env.TOKEN },
+      stderr: "ignore",
+    })
+  : new StreamableHTTPClientTransport(new URL(env.MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${env.TOKEN}` } },
+    });
+
+const client = new Client({ name: "ts-sdk-test", version: "1.0.0" });
+await client.connect(transport);
+const tools = await client.listTools();
+const allowed = await client.callTool({ name: "exec_command", arguments: { cwd: ".", command: ["echo", "from-ts"] } });
+const denied = await client.callTool({ name: "exec_command", arguments: { cwd: ".", command: ["sudo", "id"] } });
+const missing = await client.callTool({ name: "exec_command", arguments: { command: ["ls"] } });
+console.log(JSON.stringify({
+  server: client.getServerVersion(),
+  instructions: client.getInstructions(),
+  tools: tools.tools,
+  allowed,
+  denied,
+  missing,
+}));
+await client.close();
