@@ -25,7 +25,8 @@ const mcpSDKEnv = "CMDGATE_TEST_MCP_SDK"
 // machine's Node, to cmdgate over stdio (the real binary, `cmdgate mcp`) and over
 // streamable HTTP with a bearer token (a real gateway on 127.0.0.1): it lists the tools,
 // the test checks that exec_command's schema is the tool definition exactly, and it
-// calls the tool (allowed, denied, a missing argument).
+// calls each tool (exec_command allowed, denied and without cwd; shell_exec;
+// system_info).
 func TestMCPThirdPartyClient(t *testing.T) {
 	node := testenv.NeedCommand(t, "node")
 	modules := os.Getenv(mcpSDKEnv)
@@ -109,7 +110,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 					Description string
 					InputSchema any `json:"inputSchema"`
 				}
-				Allowed, Denied, Missing struct {
+				Allowed, Denied, Missing, Shell, Info struct {
 					IsError           bool `json:"isError"`
 					Content           []struct{ Text string }
 					StructuredContent map[string]any `json:"structuredContent"`
@@ -121,8 +122,8 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			if got.Server.Name != "cmdgate" || !strings.Contains(got.Instructions, "exec_command") {
 				t.Errorf("server %+v, instructions %.200q", got.Server, got.Instructions)
 			}
-			if len(got.Tools) != 1 || got.Tools[0].Name != "exec_command" || got.Tools[0].Description != mcp.ExecCommandDescription {
-				t.Fatalf("tools = %+v", got.Tools)
+			if len(got.Tools) != 3 || got.Tools[0].Name != "exec_command" || got.Tools[0].Description != mcp.ExecCommandDescription {
+				t.Fatalf("tools = %+v; want exec_command first of three", got.Tools)
 			}
 			if !reflect.DeepEqual(got.Tools[0].InputSchema, wantSchema) {
 				t.Errorf("exec_command's schema as the TypeScript client sees it:\n%v\nwant\n%v", got.Tools[0].InputSchema, wantSchema)
@@ -135,6 +136,12 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			}
 			if !got.Missing.IsError || len(got.Missing.Content) == 0 || !strings.Contains(got.Missing.Content[0].Text, "cwd") {
 				t.Errorf("call without cwd = %+v", got.Missing)
+			}
+			if got.Shell.IsError || len(got.Shell.Content) == 0 || got.Shell.Content[0].Text != "STDOUT:\nfrom-shell" {
+				t.Errorf("shell_exec = %+v", got.Shell)
+			}
+			if got.Info.IsError || len(got.Info.Content) == 0 || !strings.Contains(got.Info.Content[0].Text, "Sandbox: process") {
+				t.Errorf("system_info = %+v", got.Info)
 			}
 		})
 	}

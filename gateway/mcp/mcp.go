@@ -16,6 +16,13 @@
 //     not enabled yet: nothing runs) and every error are tool results with isError true
 //     whose text gives the code, the message, the reasons and the decision id, so that
 //     the model can change course.
+//   - shell_exec(uri, cmd, shell_path?) and system_info: the shell tool pair of the
+//     Mutsumi agent with its answers (shell.go): STDOUT/STDERR/ERROR sections, "Command
+//     executed with no output.", the missing-argument error, and "User rejected the
+//     shell command execution." with the reasons when the policy refuses. uri is a
+//     directory of the workspace (a path or a file:// URI); shell_path must name the
+//     shell commands run with. system_info reports the platform, the shell, the package
+//     managers found, the sandbox and the network.
 //
 // # Sessions and principals
 //
@@ -115,6 +122,8 @@ type execOutput struct {
 // PromptTools are the system prompt's lines for this server's tools.
 var PromptTools = []string{
 	"`exec_command` (cmdgate's MCP server): run a command given as an argument vector, in a directory of the workspace, and get its exit code, stdout and stderr",
+	"`shell_exec` (cmdgate's MCP server): run a shell command in a directory of the workspace and get its STDOUT, STDERR and ERROR sections",
+	"`system_info` (cmdgate's MCP server): the platform, the shell, the package managers, the sandbox and the network",
 }
 
 // Options configures New.
@@ -133,13 +142,36 @@ func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 		Logger:       g.Logger(),
 		Capabilities: &sdk.ServerCapabilities{},
 	})
-	var schema map[string]any
-	if err := json.Unmarshal([]byte(ExecCommandSchema), &schema); err != nil {
-		panic(fmt.Sprintf("exec_command schema: %v", err)) // a constant: any test catches it
-	}
 	t := &tools{g: g, principal: opts.Principal}
-	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: schema}, recovered(g, t.execCommand))
+	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
+	t.addShellTools(s)
 	return s
+}
+
+// rawSchema decodes a schema constant.
+func rawSchema(text string) map[string]any {
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(text), &schema); err != nil {
+		panic(fmt.Sprintf("tool schema: %v", err)) // a constant: any test catches it
+	}
+	return schema
+}
+
+// unmarshalArgs decodes a raw tool call's arguments (absent: none) strictly enough to
+// name a mistyped one.
+func unmarshalArgs(req *sdk.CallToolRequest, v any) error {
+	args := req.Params.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("argument %q must be a %s", te.Field, strings.TrimPrefix(te.Type.String(), "[]"))
+		}
+		return fmt.Errorf("the arguments are not a JSON object: %v", err)
+	}
+	return nil
 }
 
 // Mount serves the MCP server over streamable HTTP at Path on the gateway's listener,

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -151,8 +153,12 @@ func TestToolDefinition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 1 || tools.Tools[0].Name != "exec_command" {
-		t.Fatalf("tools = %+v, want exec_command", tools.Tools)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "exec_command,shell_exec,system_info" {
+		t.Fatalf("tools = %v, want exec_command, shell_exec, system_info", names)
 	}
 	tool := tools.Tools[0]
 	if tool.Description != "Runs a command once in the workspace and returns stdout, stderr, and exit code." {
@@ -395,5 +401,73 @@ func TestSameAsHTTP(t *testing.T) {
 				t.Errorf("MCP and HTTP differ:\nmcp  %+v\nhttp %+v", m, h)
 			}
 		})
+	}
+}
+
+// shell_exec answers in the original's formats: sections, no output, missing
+// arguments, rejection with the reasons; shell_path is checked; system_info describes
+// this gateway.
+func TestShellTools(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+	shell := func(args map[string]any) *sdk.CallToolResult {
+		t.Helper()
+		res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "shell_exec", Arguments: args})
+		if err != nil {
+			t.Fatalf("shell_exec %v: %v", args, err)
+		}
+		return res
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, c := range []struct {
+		args    map[string]any
+		want    string // the whole text, or its beginning with prefix
+		prefix  bool
+		isError bool
+	}{
+		{map[string]any{"uri": "file://" + e.ws, "cmd": "echo hi; echo err >&2"}, "STDOUT:\nhi\n\nSTDERR:\nerr", false, false},
+		{map[string]any{"uri": ".", "cmd": "true"}, "Command executed with no output.", false, false},
+		{map[string]any{"uri": "sub", "cmd": "pwd", "shell_path": bash}, "STDOUT:\n" + filepath.Join(e.ws, "sub"), false, false},
+		{map[string]any{"uri": ".", "cmd": "ls no-such-file"}, "STDERR:\n", true, true},
+		{map[string]any{}, `Error: Missing "uri" or "cmd" argument.`, false, true},
+		{map[string]any{"uri": "."}, `Error: Missing "uri" or "cmd" argument.`, false, true},
+		{map[string]any{"cmd": "ls"}, `Error: Missing "uri" or "cmd" argument.`, false, true},
+		{map[string]any{"uri": ".", "cmd": "sudo id"}, "User rejected the shell command execution.\nDENIED", true, true},
+		{map[string]any{"uri": ".", "cmd": "ls", "shell_path": "bash"}, "Error: shell_path \"bash\" is not an absolute path", false, true},
+		{map[string]any{"uri": ".", "cmd": "ls", "shell_path": "/no/such/shell"}, "Error: shell_path \"/no/such/shell\" is not an executable file", false, true},
+		{map[string]any{"uri": ".", "cmd": 5}, "Error: argument \"cmd\" must be a string", false, true},
+		{map[string]any{"uri": "file://other-host/x", "cmd": "ls"}, "Error: uri", true, true},
+		{map[string]any{"uri": "../..", "cmd": "ls"}, "ERROR:\nINVALID_ARGUMENT", true, true},
+	} {
+		res := shell(c.args)
+		got := text(res)
+		ok := got == c.want
+		if c.prefix {
+			ok = strings.HasPrefix(got, c.want)
+		}
+		if !ok || res.IsError != c.isError {
+			t.Errorf("shell_exec %v = %v %q; want %v %q", c.args, res.IsError, got, c.isError, c.want)
+		}
+	}
+	if got := text(shell(map[string]any{"uri": ".", "cmd": "ls no-such-file"})); !strings.HasSuffix(got, "ERROR:\nCommand failed with exit code 2") {
+		t.Errorf("failed command: %q", got)
+	}
+
+	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "system_info", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("system_info: %v %v", res, err)
+	}
+	arch := map[string]string{"amd64": "x64", "386": "ia32"}[runtime.GOARCH]
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	for _, want := range []string{"Platform: " + runtime.GOOS + " (" + arch + ")", "Default Shell (Env): " + bash, "Available Shells: bash: " + bash, "Sandbox: process", "Network: not isolated", "Workspace: " + e.ws} {
+		if !strings.Contains(text(res), want) {
+			t.Errorf("system_info lacks %q:\n%s", want, text(res))
+		}
 	}
 }

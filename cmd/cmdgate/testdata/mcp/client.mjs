@@ -1,7 +1,8 @@
 // A third-party MCP client: the official TypeScript SDK. It connects to cmdgate over
 // stdio (MODE=stdio: it starts CMDGATE_BIN mcp ...) or streamable HTTP (MODE=http:
-// MCP_URL with the bearer token), lists the tools, calls exec_command twice (allowed,
-// denied) and prints what it saw as one JSON object on stdout.
+// MCP_URL with the bearer token), lists the tools, calls exec_command (allowed, denied,
+// without cwd), shell_exec and system_info, and prints what it saw as one JSON object
+// on stdout.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -24,6 +25,8 @@ const tools = await client.listTools();
 const allowed = await client.callTool({ name: "exec_command", arguments: { cwd: ".", command: ["echo", "from-ts"] } });
 const denied = await client.callTool({ name: "exec_command", arguments: { cwd: ".", command: ["sudo", "id"] } });
 const missing = await client.callTool({ name: "exec_command", arguments: { command: ["ls"] } });
+const shell = await client.callTool({ name: "shell_exec", arguments: { uri: ".", cmd: "echo from-shell" } });
+const info = await client.callTool({ name: "system_info", arguments: {} });
 console.log(JSON.stringify({
   server: client.getServerVersion(),
   instructions: client.getInstructions(),
@@ -31,5 +34,7 @@ console.log(JSON.stringify({
   allowed,
   denied,
   missing,
+  shell,
+  info,
 }));
 await client.close();
