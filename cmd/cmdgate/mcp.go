@@ -26,7 +26,7 @@ run beside a serve on the same data directory.
 
 Every call comes from the principal of the agent token in $CMDGATE_TOKEN or in
 --token-file (never a flag value: other users can read argv); the token must have the
-agent (or admin) role. Tools: exec_command, shell_exec, system_info.
+agent (or admin) role. Tools: exec_command, execute_command, shell_exec, system_info.
 
 Example client configuration (the command and its environment):
   {"command": "cmdgate", "args": ["mcp", "--workspace", "/path/to/project"],

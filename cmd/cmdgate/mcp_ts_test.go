@@ -26,7 +26,7 @@ const mcpSDKEnv = "CMDGATE_TEST_MCP_SDK"
 // streamable HTTP with a bearer token (a real gateway on 127.0.0.1): it lists the tools,
 // the test checks that exec_command's schema is the tool definition exactly, and it
 // calls each tool (exec_command allowed, denied and without cwd; shell_exec;
-// system_info).
+// system_info; execute_command).
 func TestMCPThirdPartyClient(t *testing.T) {
 	node := testenv.NeedCommand(t, "node")
 	modules := os.Getenv(mcpSDKEnv)
@@ -110,7 +110,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 					Description string
 					InputSchema any `json:"inputSchema"`
 				}
-				Allowed, Denied, Missing, Shell, Info struct {
+				Allowed, Denied, Missing, Shell, Info, Execute struct {
 					IsError           bool `json:"isError"`
 					Content           []struct{ Text string }
 					StructuredContent map[string]any `json:"structuredContent"`
@@ -122,8 +122,8 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			if got.Server.Name != "cmdgate" || !strings.Contains(got.Instructions, "exec_command") {
 				t.Errorf("server %+v, instructions %.200q", got.Server, got.Instructions)
 			}
-			if len(got.Tools) != 3 || got.Tools[0].Name != "exec_command" || got.Tools[0].Description != mcp.ExecCommandDescription {
-				t.Fatalf("tools = %+v; want exec_command first of three", got.Tools)
+			if len(got.Tools) != 4 || got.Tools[0].Name != "exec_command" || got.Tools[0].Description != mcp.ExecCommandDescription {
+				t.Fatalf("tools = %+v; want exec_command first of four", got.Tools)
 			}
 			if !reflect.DeepEqual(got.Tools[0].InputSchema, wantSchema) {
 				t.Errorf("exec_command's schema as the TypeScript client sees it:\n%v\nwant\n%v", got.Tools[0].InputSchema, wantSchema)
@@ -142,6 +142,9 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			}
 			if got.Info.IsError || len(got.Info.Content) == 0 || !strings.Contains(got.Info.Content[0].Text, "Sandbox: process") {
 				t.Errorf("system_info = %+v", got.Info)
+			}
+			if got.Execute.IsError || got.Execute.StructuredContent["stdout"] != "from-execute\n" || got.Execute.StructuredContent["exit_code"] != float64(0) {
+				t.Errorf("execute_command = %+v", got.Execute)
 			}
 		})
 	}

@@ -23,6 +23,9 @@
 //     directory of the workspace (a path or a file:// URI); shell_path must name the
 //     shell commands run with. system_info reports the platform, the shell, the package
 //     managers found, the sandbox and the network.
+//   - execute_command(command): the command executor's tool of the per-task design, a
+//     shell command in the task's environment (the workspace's root until per-task
+//     environments exist), answering {exit_code, stdout, stderr, duration_ms}.
 //
 // # Sessions and principals
 //
@@ -124,6 +127,7 @@ var PromptTools = []string{
 	"`exec_command` (cmdgate's MCP server): run a command given as an argument vector, in a directory of the workspace, and get its exit code, stdout and stderr",
 	"`shell_exec` (cmdgate's MCP server): run a shell command in a directory of the workspace and get its STDOUT, STDERR and ERROR sections",
 	"`system_info` (cmdgate's MCP server): the platform, the shell, the package managers, the sandbox and the network",
+	"`execute_command` (cmdgate's MCP server): run a shell command at the workspace's root and get exit_code, stdout, stderr and duration_ms",
 }
 
 // Options configures New.
@@ -145,7 +149,51 @@ func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 	t := &tools{g: g, principal: opts.Principal}
 	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
 	t.addShellTools(s)
+	sdk.AddTool(s, &sdk.Tool{Name: "execute_command", Description: ExecuteCommandDescription, InputSchema: rawSchema(ExecuteCommandSchema)}, recovered(g, t.executeCommand))
 	return s
+}
+
+// ExecuteCommandDescription and ExecuteCommandSchema define execute_command, the
+// command executor's tool of the per-task design: a shell command in the task's
+// environment. Until per-task environments exist, that is the workspace.
+const (
+	ExecuteCommandDescription = "Execute a shell command in the task's execution environment (the workspace, at its root) and return exit_code, stdout, stderr and duration_ms. cmdgate's security policy decides whether it runs."
+	ExecuteCommandSchema      = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The shell command to execute."}
+  },
+  "required": ["command"]
+}`
+)
+
+type executeInput struct {
+	Command string `json:"command"`
+}
+
+// executeOutput is execute_command's result.
+type executeOutput struct {
+	ExitCode   int    `json:"exit_code"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// executeCommand is execute_command: the command as a script at the workspace's root.
+func (t *tools) executeCommand(ctx context.Context, req *sdk.CallToolRequest, in executeInput) (*sdk.CallToolResult, *executeOutput, error) {
+	caller, err := t.caller(req, "execute_command")
+	if err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, nil, errors.New("INVALID_ARGUMENT: command is empty")
+	}
+	o, err := t.g.Exec(ctx, caller, &gateway.Request{Script: in.Command, ShellMode: executor.ShellDefault})
+	if err != nil {
+		return nil, nil, errors.New(describe(err))
+	}
+	r := o.Result
+	return nil, &executeOutput{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, DurationMS: r.DurationMS}, nil
 }
 
 // rawSchema decodes a schema constant.

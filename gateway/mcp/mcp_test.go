@@ -157,8 +157,8 @@ func TestToolDefinition(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, ",") != "exec_command,shell_exec,system_info" {
-		t.Fatalf("tools = %v, want exec_command, shell_exec, system_info", names)
+	if strings.Join(names, ",") != "exec_command,execute_command,shell_exec,system_info" {
+		t.Fatalf("tools = %v, want exec_command, execute_command, shell_exec, system_info", names)
 	}
 	tool := tools.Tools[0]
 	if tool.Description != "Runs a command once in the workspace and returns stdout, stderr, and exit code." {
@@ -455,6 +455,25 @@ func TestShellTools(t *testing.T) {
 	}
 	if got := text(shell(map[string]any{"uri": ".", "cmd": "ls no-such-file"})); !strings.HasSuffix(got, "ERROR:\nCommand failed with exit code 2") {
 		t.Errorf("failed command: %q", got)
+	}
+
+	// execute_command: a script at the workspace's root, {exit_code, stdout, stderr,
+	// duration_ms}; a refusal is a tool error with the reasons; command is required.
+	ex, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "pwd; echo e >&2; exit 3"}})
+	if err != nil || ex.IsError {
+		t.Fatalf("execute_command: %v %v", ex, err)
+	}
+	if out := structured(t, ex); out["exit_code"] != float64(3) || out["stdout"] != e.ws+"\n" || out["stderr"] != "e\n" || out["duration_ms"] == nil || len(out) != 4 {
+		t.Errorf("execute_command = %v", out)
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{{map[string]any{"command": "sudo id"}, "forbidden.command"}, {map[string]any{}, "command"}, {map[string]any{"command": 7}, "command"}, {map[string]any{"command": " "}, "empty"}} {
+		ex, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "execute_command", Arguments: c.args})
+		if err != nil || !ex.IsError || !strings.Contains(text(ex), c.want) {
+			t.Errorf("execute_command %v = %v %q, %v; want a tool error naming %s", c.args, ex.IsError, text(ex), err, c.want)
+		}
 	}
 
 	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "system_info", Arguments: map[string]any{}})

@@ -1,7 +1,7 @@
 // A third-party MCP client: the official TypeScript SDK. It connects to cmdgate over
 // stdio (MODE=stdio: it starts CMDGATE_BIN mcp ...) or streamable HTTP (MODE=http:
 // MCP_URL with the bearer token), lists the tools, calls exec_command (allowed, denied,
-// without cwd), shell_exec and system_info, and prints what it saw as one JSON object
+// without cwd), shell_exec, system_info and execute_command, and prints what it saw as one JSON object
 // on stdout.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -27,6 +27,7 @@ const denied = await client.callTool({ name: "exec_command", arguments: { cwd: "
 const missing = await client.callTool({ name: "exec_command", arguments: { command: ["ls"] } });
 const shell = await client.callTool({ name: "shell_exec", arguments: { uri: ".", cmd: "echo from-shell" } });
 const info = await client.callTool({ name: "system_info", arguments: {} });
+const execute = await client.callTool({ name: "execute_command", arguments: { command: "echo from-execute" } });
 console.log(JSON.stringify({
   server: client.getServerVersion(),
   instructions: client.getInstructions(),
@@ -36,5 +37,6 @@ console.log(JSON.stringify({
   missing,
   shell,
   info,
+  execute,
 }));
 await client.close();
