@@ -37,7 +37,8 @@
 // stops the command's whole process tree, as its timeout does.
 //
 // The server announces itself as cmdgate with its version, and its instructions are
-// the gateway's system prompt (GET /v1/policy/prompt), which lists these tools.
+// the gateway's system prompt (GET /v1/policy/prompt), which lists these tools; the same
+// text is the MCP prompt PromptName, generated when asked.
 package mcp
 
 import (
@@ -150,8 +151,18 @@ func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
 	t.addShellTools(s)
 	sdk.AddTool(s, &sdk.Tool{Name: "execute_command", Description: ExecuteCommandDescription, InputSchema: rawSchema(ExecuteCommandSchema)}, recovered(g, t.executeCommand))
+	// The system prompt as an MCP prompt too, generated when asked: it follows policy
+	// reloads, where the instructions are the prompt of the server's start.
+	s.AddPrompt(&sdk.Prompt{Name: PromptName, Description: "How to work through cmdgate here: the workspace, the sandbox, the network, the tools and the commands the policy allows."},
+		func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Description: "cmdgate's system prompt for this gateway",
+				Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: g.Prompt()}}}}, nil
+		})
 	return s
 }
+
+// PromptName is the name of the MCP prompt that holds the system prompt.
+const PromptName = "cmdgate-system-prompt"
 
 // ExecuteCommandDescription and ExecuteCommandSchema define execute_command, the
 // command executor's tool of the per-task design: a shell command in the task's

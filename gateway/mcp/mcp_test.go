@@ -149,6 +149,10 @@ func TestToolDefinition(t *testing.T) {
 	if init.ServerInfo.Name != "cmdgate" || !strings.Contains(init.Instructions, "exec_command") || !strings.Contains(init.Instructions, e.ws) {
 		t.Errorf("server info %+v, instructions %q: want cmdgate and the prompt naming exec_command and the workspace", init.ServerInfo, init.Instructions)
 	}
+	p, err := s.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: mcp.PromptName})
+	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*sdk.TextContent).Text != init.Instructions {
+		t.Errorf("prompt %s = %+v, %v; want the instructions' text", mcp.PromptName, p, err)
+	}
 	tools, err := s.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
