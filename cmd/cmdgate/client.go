@@ -44,13 +44,9 @@ func (m *Main) newClient(urlFlag, tokenFile string) (*gatewayClient, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("gateway URL %q must be http://HOST:PORT or https://HOST:PORT", raw)
 	}
-	token := m.Getenv("CMDGATE_TOKEN")
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("read token file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := m.token(tokenFile)
+	if err != nil {
+		return nil, err
 	}
 	// No overall timeout: a command may run for minutes, and the gateway bounds it.
 	// Connecting and waiting for headers are bounded by the transport's defaults.
@@ -58,6 +54,19 @@ func (m *Main) newClient(urlFlag, tokenFile string) (*gatewayClient, error) {
 		Proxy:               http.ProxyFromEnvironment,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}}}, nil
+}
+
+// token is the API token: the content of tokenFile when given, else $CMDGATE_TOKEN
+// (never a flag value: other users can read argv).
+func (m *Main) token(tokenFile string) (string, error) {
+	if tokenFile == "" {
+		return m.Getenv("CMDGATE_TOKEN"), nil
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("read token file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // errUnreachable wraps failures to get any answer from the gateway.

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,13 +43,7 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 	}
 	var sf serveFlags
 	var tokenFile string
-	fs.StringVar(&sf.config, "config", "", "configuration file (YAML)")
-	fs.StringVar(&sf.workspace, "workspace", "", "directory tree commands may run in")
-	fs.StringVar(&sf.data, "data", "", "data directory: tokens and the audit log")
-	fs.StringVar(&sf.policy, "policy", "", "policy bundle directory")
-	fs.StringVar(&sf.sandbox, "sandbox", "", "auto, process, linux or docker")
-	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
-	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
+	sf.register(fs)
 	fs.StringVar(&tokenFile, "token-file", "", "read the agent token from this file instead of $CMDGATE_TOKEN")
 	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -68,13 +61,9 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "cmdgate mcp: "+format+"\n", args...)
 		return exitError
 	}
-	secret := m.Getenv("CMDGATE_TOKEN")
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return fail("read token file: %v", err)
-		}
-		secret = strings.TrimSpace(string(b))
+	secret, err := m.token(tokenFile)
+	if err != nil {
+		return fail("%v", err)
 	}
 	if secret == "" {
 		return fail("no token: set CMDGATE_TOKEN or --token-file (cmdgate token create --role agent --name NAME prints one)")

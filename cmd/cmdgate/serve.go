@@ -43,9 +43,21 @@ shutdown grace (10 s), then are stopped. A second SIGINT or SIGTERM stops them a
 
 flags:`
 
-// serveFlags are the command-line values of `cmdgate serve`; "" means not given.
+// serveFlags are the command-line values of `cmdgate serve` (and `cmdgate mcp`, which
+// runs the same pipeline); "" means not given.
 type serveFlags struct {
 	config, listen, workspace, data, policy, sandbox, addrFile, logFormat, logLevel string
+}
+
+// register adds the flags serve and mcp share.
+func (sf *serveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&sf.config, "config", "", "configuration file (YAML)")
+	fs.StringVar(&sf.workspace, "workspace", "", "directory tree commands may run in")
+	fs.StringVar(&sf.data, "data", "", "data directory: tokens and the audit log")
+	fs.StringVar(&sf.policy, "policy", "", "policy bundle directory, watched for changes")
+	fs.StringVar(&sf.sandbox, "sandbox", "", "auto, process, linux or docker")
+	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
+	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
 }
 
 // runServe implements `cmdgate serve`.
@@ -57,15 +69,9 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		fs.PrintDefaults()
 	}
 	var sf serveFlags
-	fs.StringVar(&sf.config, "config", "", "configuration file (YAML)")
+	sf.register(fs)
 	fs.StringVar(&sf.listen, "listen", "", "address to listen on, HOST:PORT (port 0 picks a free one)")
-	fs.StringVar(&sf.workspace, "workspace", "", "directory tree commands may run in")
-	fs.StringVar(&sf.data, "data", "", "data directory: tokens and the audit log")
-	fs.StringVar(&sf.policy, "policy", "", "policy bundle directory, watched for changes")
-	fs.StringVar(&sf.sandbox, "sandbox", "", "auto, process, linux or docker")
 	fs.StringVar(&sf.addrFile, "addr-file", "", "write the address listened on to this file once listening")
-	fs.StringVar(&sf.logFormat, "log-format", "", "text or json")
-	fs.StringVar(&sf.logLevel, "log-level", "", "debug, info, warn or error")
 	operands, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
