@@ -34,6 +34,10 @@ type Caller struct {
 	// Source names a front other than the HTTP API ("mcp"); it is the records'
 	// detail.source.
 	Source string
+	// Gone is what the execution record's detail.stopped says when ctx ends while the
+	// command runs: "client_gone" (the default: the HTTP client went away) or, for a
+	// front whose calls are cancelled by a message, "cancelled".
+	Gone string
 	// Log receives the pipeline's log lines about the request; nil discards them.
 	Log *slog.Logger
 }
@@ -267,6 +271,8 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 		msg = xe.Error()
 	case errors.Is(context.Cause(ctx), ErrShutdown):
 		stopped, msg = "shutdown", "stopped: the gateway shut down"
+	case ctx.Err() != nil && caller.Gone == "cancelled":
+		stopped, msg = "cancelled", "stopped: the call was cancelled"
 	case ctx.Err() != nil:
 		stopped, msg = "client_gone", "stopped: the client went away"
 	default:

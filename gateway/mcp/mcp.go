@@ -316,7 +316,7 @@ func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, e
 		return gateway.Caller{}, errors.New("UNAUTHENTICATED: no token came with this call")
 	}
 	id := gateway.NewRequestID()
-	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp",
+	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp", Gone: "cancelled",
 		Log: t.g.Logger().With("request_id", id, "principal", name, "tool", tool)}, nil
 }
 

@@ -494,3 +494,54 @@ func TestShellTools(t *testing.T) {
 		}
 	}
 }
+
+// A cancelled call stops the command's whole process tree, as its timeout does, and
+// the execution record says it was cancelled.
+func TestCancelledCall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := e.session(t, e.alice)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "exec_command", Arguments: map[string]any{"cwd": ".", "command": []string{"sleep", "30"}, "timeout_ms": 60000}})
+		done <- err
+	}()
+	// The command is running once its decision is recorded.
+	st, err := audit.Open(t.Context(), e.data, audit.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		page, err := st.Query(t.Context(), audit.Query{Kind: audit.KindDecision})
+		if err == nil && len(page.Records) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no decision record within 20 s")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+	var rec audit.Record
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		page, err := st.Query(t.Context(), audit.Query{Kind: audit.KindExecution})
+		if err == nil && len(page.Records) > 0 {
+			rec = page.Records[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no execution record within 20 s of the cancellation")
+		}
+	}
+	var d map[string]string
+	json.Unmarshal(rec.Detail, &d)
+	if d["stopped"] != "cancelled" || d["source"] != "mcp" || time.Since(start) > 25*time.Second {
+		t.Errorf("execution record detail %v after %v; want stopped cancelled, long before the command's 30 s", d, time.Since(start))
+	}
+}
