@@ -287,7 +287,7 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 		return res, &Error{Code: CodeUnavailable, DecisionID: d.record.ID, Err: err,
 			Message: "the gateway shut down while the command ran: it was stopped"}
 	}
-	e := asError(err)
+	e := AsError(err)
 	e.DecisionID = d.record.ID
 	return res, e
 }

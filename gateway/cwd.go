@@ -50,15 +50,15 @@ const maxCwdLen = 4096
 // or not a directory).
 func (w Workspace) Resolve(cwd string) (string, error) {
 	if w.root == "" {
-		return "", errorf(CodeInternal, "no workspace")
+		return "", Errorf(CodeInternal, "no workspace")
 	}
 	switch {
 	case len(cwd) > maxCwdLen:
-		return "", errorf(CodeInvalidArgument, "cwd is longer than %d bytes", maxCwdLen)
+		return "", Errorf(CodeInvalidArgument, "cwd is longer than %d bytes", maxCwdLen)
 	case strings.ContainsRune(cwd, 0):
-		return "", errorf(CodeInvalidArgument, "cwd contains a NUL byte")
+		return "", Errorf(CodeInvalidArgument, "cwd contains a NUL byte")
 	case !utf8.ValidString(cwd):
-		return "", errorf(CodeInvalidArgument, "cwd is not valid UTF-8")
+		return "", Errorf(CodeInvalidArgument, "cwd is not valid UTF-8")
 	}
 	p := filepath.FromSlash(strings.ReplaceAll(cwd, `\`, "/"))
 	if !filepath.IsAbs(p) {
@@ -68,18 +68,18 @@ func (w Workspace) Resolve(cwd string) (string, error) {
 	// Lexically outside: refuse before touching the file system, so the answer does
 	// not reveal what exists outside the workspace.
 	if !w.contains(p) {
-		return "", errorf(CodeInvalidArgument, "cwd %q is outside the workspace", cwd)
+		return "", Errorf(CodeInvalidArgument, "cwd %q is outside the workspace", cwd)
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return "", errorf(CodeNotDirectory, "cwd %q does not exist", cwd)
+		return "", Errorf(CodeNotDirectory, "cwd %q does not exist", cwd)
 	}
 	if !w.contains(real) {
-		return "", errorf(CodeInvalidArgument, "cwd %q leads outside the workspace through a symbolic link", cwd)
+		return "", Errorf(CodeInvalidArgument, "cwd %q leads outside the workspace through a symbolic link", cwd)
 	}
 	fi, err := os.Stat(real)
 	if err != nil || !fi.IsDir() {
-		return "", errorf(CodeNotDirectory, "cwd %q is not a directory", cwd)
+		return "", Errorf(CodeNotDirectory, "cwd %q is not a directory", cwd)
 	}
 	return real, nil
 }

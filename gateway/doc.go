@@ -1,26 +1,26 @@
-// Package gateway is cmdgate's server: the pipeline that parses, decides, audits and
-// runs each command (parse → policies → audit → executor), authentication and roles,
-// and the echo HTTP API of contract 3 of docs/architecture.md.
+// Package gateway is cmdgate's core: the pipeline that parses, decides, audits and
+// runs each command (parse → policies → audit → executor), the token store, the
+// policy reloads and the metrics, with nothing of any transport in it.
 //
 // New(ctx, Options) opens everything the gateway needs (the workspace, the token store
 // and the audit store in Options.DataDir, the policy engine, the sandbox backend) and
-// fails at start with a clear error when any of them is missing or broken. Serve(ctx,
-// listener) answers HTTP until ctx ends and then shuts down gracefully; Handler() is the
-// same API for a server of your own; Close(ctx) closes the stores. The HTTP framework
-// (echo) stays behind this API.
+// fails at start with a clear error when any of them is missing or broken; Close(ctx)
+// closes the stores.
 //
 // # The core and its fronts
 //
-// The pipeline itself knows nothing of HTTP (core.go): Server.Decide(ctx, Caller,
-// *Request) and Server.Exec(ctx, Caller, *Request) take a typed request (script or
-// argv, cwd, shell mode, stdin, limits, task) and who sent it (principal, request id,
-// endpoint, address, logger), validate it whatever front built it (Request.validate:
-// exactly one of script and argv, limits within the executor's bounds, no NUL or
-// invalid UTF-8), and return an Outcome (decision, decision id, revision, reasons, the
-// parsed document, the result when something ran) or an *Error with a contract code.
-// The HTTP handlers (pipeline.go) decode the body into a Request, call the core and
-// write its answer; the MCP server (package gateway/mcp, mounted on the listener with
-// Mount, and over stdio by `cmdgate mcp`) is a front of the same kind.
+// Server.Decide(ctx, Caller, *Request) and Server.Exec(ctx, Caller, *Request) take a
+// typed request (script or argv, cwd, shell mode, stdin, limits, task) and who sent it
+// (principal, request id, endpoint, address, logger), validate it whatever front built
+// it (Request.validate: exactly one of script and argv, limits within the executor's
+// bounds, no NUL or invalid UTF-8), and return an Outcome (decision, decision id,
+// revision, reasons, the parsed document, the result when something ran) or an *Error
+// with a contract code. The fronts are packages of their own that import this one,
+// never the other way round: gateway/httpapi (the echo HTTP API of contract 3 of
+// docs/architecture.md, with its roles, error statuses, request ids, log lines and
+// graceful shutdown) and gateway/mcp (the MCP server, mounted on the HTTP front's
+// listener, and over stdio by `cmdgate mcp`). Each maps its input to a Request and a
+// Caller, calls the core, and writes the Outcome or *Error in its own format.
 //
 // # The pipeline
 //
@@ -67,62 +67,6 @@
 // A command stops when its timeout passes, when its client goes away (the record says
 // stopped client_gone) or when the shutdown grace is over (stopped shutdown).
 //
-// # Roles
-//
-// Every endpoint but /healthz needs "Authorization: Bearer <token>" (TokenStore: hashed
-// at rest, compared in constant time, revocable; `cmdgate token create`). Admin may do
-// everything; otherwise:
-//
-//	POST /v1/exec, POST /v1/decide           agent
-//	GET /v1/audit, GET /v1/audit/verify      auditor
-//	GET /v1/policy, GET /v1/policy/prompt    any role
-//	GET /metrics                             admin
-//	GET /healthz                             no token
-//
-// No, malformed, unknown or revoked token: 401 UNAUTHENTICATED with WWW-Authenticate:
-// Bearer, appended as an auth_failure record (remote address, reason missing, malformed,
-// unknown or revoked, method, path; never the presented token). A valid token of another
-// role: 403 FORBIDDEN. Failures are rate-limited per client address (the peer address:
-// X-Forwarded-For is not trusted) with a token bucket (Options.AuthFailureBurst at once,
-// then AuthFailureRate per second): past it, every request from that address, valid
-// token or not, is 429 RATE_LIMITED with Retry-After until the bucket refills, and
-// those refusals are counted and logged rather than audited one by one (the next audited
-// failure carries rate_limited_before), so a flood cannot flood the audit log.
-//
-// # Errors
-//
-// Every error answer is {"error": {"code", "message", "request_id", ...}}; DENIED adds
-// decision, decision_id and reasons. asError maps errors to codes in one place, and the
-// one echo HTTPErrorHandler writes them, echo's own errors included:
-//
-//	400 INVALID_ARGUMENT   malformed body, bad member, cwd outside the workspace, bad query
-//	401 UNAUTHENTICATED    no, malformed, unknown or revoked token
-//	403 DENIED             the policy said deny or ask
-//	403 FORBIDDEN          the token's role may not use the endpoint
-//	404 NOT_FOUND          no such endpoint
-//	405 METHOD_NOT_ALLOWED wrong method for the endpoint
-//	413 TOO_LARGE          body over Options.BodyLimit (1 MiB)
-//	422 NOT_DIRECTORY      cwd missing or not a directory
-//	422 COMMAND_NOT_FOUND  direct mode, argv[0] not found (the message names it)
-//	429 RATE_LIMITED       too many failed authentications from the address
-//	500 INTERNAL           anything unexpected, panics included: no detail is sent
-//	503 UNAVAILABLE        audit store or token store unavailable, request timed out,
-//	                       shutting down
-//
-// # Request ids
-//
-// Every request has an id: the client's X-Request-Id when it is 1 to 128 printable
-// ASCII characters without spaces, else a new sortable one (26 characters, ULID
-// layout). It is echoed in the X-Request-Id header, is request.id of the policy input,
-// the request_id of the request's audit records and of its log lines.
-//
-// # Logs
-//
-// Options.Logger (log/slog) gets one line per request with stable keys: request_id,
-// principal, role, method, path, status, duration_ms, remote_addr, decision; plus start,
-// policy loads, authentication failures, shutdown and errors. Error causes are logged,
-// never sent.
-//
 // # Policy reload
 //
 // ReloadPolicy (SIGHUP in `cmdgate serve`) and, when Options.PolicyDir is set, a
@@ -137,17 +81,15 @@
 //
 // # Shutdown
 //
-// When Serve's ctx ends, the listener closes and /healthz answers 503 shutting_down;
-// requests in progress and their commands get Options.ShutdownGrace (10 s). Commands
-// still running then are stopped (their context is cancelled with ErrShutdown; the
-// executor kills the process tree), their execution records say stopped shutdown, and
-// their clients get 503 UNAVAILABLE. Abort (a second interrupt) stops them at once.
-// Close waits for running commands, stops the watcher and closes the audit store last,
-// which writes its checkpoint.
+// Drain marks the start of a shutdown; Abort stops the running commands (their context
+// is cancelled with ErrShutdown; the executor kills the process tree, and their
+// execution records say stopped shutdown). Close waits for running commands, stops the
+// watcher and closes the audit store last, which writes its checkpoint.
 //
 // # Metrics
 //
-// GET /metrics (admin) serves a registry of the Server's own (not the global one):
+// Server.Registry is a registry of the Server's own (not the global one), which a
+// front serves (GET /metrics) and adds its own metrics to:
 //
 //	cmdgate_decisions_total{action,rule}      decisions, by action and the rule that gave it
 //	cmdgate_decision_cache_total{result}      hit, miss (none while the cache is off)
@@ -155,10 +97,7 @@
 //	cmdgate_audit_append_seconds              histogram of durable append latency
 //	cmdgate_audit_append_failures_total{kind} appends that failed
 //	cmdgate_commands_in_flight                gauge
-//	cmdgate_auth_failures_total{reason}       missing, malformed, unknown, revoked, rate_limited
 //	cmdgate_policy_reloads_total{result}      ok, error
-//	cmdgate_http_requests_total{path,code}    by route pattern ("other" for unknown paths)
-//	cmdgate_http_request_duration_seconds{path}
 //
 // plus the Go and process collectors.
 //

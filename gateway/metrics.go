@@ -1,30 +1,24 @@
 package gateway
 
 import (
-	"net/http"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // metrics are the gateway's Prometheus metrics, on a registry of their own (never the
 // global one, so that several Servers in one process do not collide). Label values are
-// bounded: actions and results are fixed sets, rules are the bundle's rule names, paths
-// are the route patterns (unknown paths count as "other").
+// bounded: actions and results are fixed sets, rules are the bundle's rule names. A front
+// registers its own metrics on the same registry (Server.Registry).
 type metrics struct {
 	reg *prometheus.Registry
 
-	decisions     *prometheus.CounterVec   // action, rule
-	decisionCache *prometheus.CounterVec   // result
-	execDuration  prometheus.Histogram     // seconds
-	auditAppend   prometheus.Histogram     // seconds
-	auditFailures *prometheus.CounterVec   // kind
-	inFlight      prometheus.Gauge         // commands running
-	authFailures  *prometheus.CounterVec   // reason
-	reloads       *prometheus.CounterVec   // result
-	requests      *prometheus.CounterVec   // path, code
-	requestTime   *prometheus.HistogramVec // path
+	decisions     *prometheus.CounterVec // action, rule
+	decisionCache *prometheus.CounterVec // result
+	execDuration  prometheus.Histogram   // seconds
+	auditAppend   prometheus.Histogram   // seconds
+	auditFailures *prometheus.CounterVec // kind
+	inFlight      prometheus.Gauge       // commands running
+	reloads       *prometheus.CounterVec // result
 }
 
 func newMetrics() *metrics {
@@ -56,30 +50,13 @@ func newMetrics() *metrics {
 			Name: "cmdgate_commands_in_flight",
 			Help: "Commands running now.",
 		}),
-		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cmdgate_auth_failures_total",
-			Help: "Refused authentications by reason (missing, malformed, unknown, revoked, rate_limited).",
-		}, []string{"reason"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cmdgate_policy_reloads_total",
 			Help: "Policy bundle loads by result (ok, error).",
 		}, []string{"result"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cmdgate_http_requests_total",
-			Help: "HTTP requests by route and status code.",
-		}, []string{"path", "code"}),
-		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "cmdgate_http_request_duration_seconds",
-			Help:    "HTTP request handling time by route.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"path"}),
 	}
 	m.reg.MustRegister(m.decisions, m.decisionCache, m.execDuration, m.auditAppend, m.auditFailures, m.inFlight,
-		m.authFailures, m.reloads, m.requests, m.requestTime,
+		m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }

@@ -43,8 +43,13 @@ var requestFields = map[string]string{
 // maxTaskLen bounds the task name.
 const maxTaskLen = 128
 
-func invalid(format string, args ...any) *Error {
-	return errorf(CodeInvalidArgument, format, args...)
+func invalid(format string, args ...any) *Error { return Invalid(format, args...) }
+
+// DecodeRequest reads and validates the JSON form of a Request (the body of POST
+// /v1/exec and POST /v1/decide) under this gateway's executor bounds: see
+// decodeExecRequest.
+func (s *Server) DecodeRequest(raw []byte) (*Request, error) {
+	return decodeExecRequest(raw, s.opts.Executor)
 }
 
 // decodeExecRequest reads and validates an exec or decide body strictly: one JSON
@@ -203,14 +208,14 @@ func (r *Request) validate(cfg executor.Config, maxScript int) error {
 		return invalid("the timeout must be a whole number of milliseconds, at least 1")
 	}
 	if _, err := cfg.TimeoutMS(&ms); err != nil {
-		return asError(err)
+		return AsError(err)
 	}
 	if r.MaxOutput == 0 {
 		r.MaxOutput, _ = cfg.OutputChars(nil)
 	}
 	n := int64(r.MaxOutput)
 	if _, err := cfg.OutputChars(&n); err != nil {
-		return asError(err)
+		return AsError(err)
 	}
 	return validTask(r.Task)
 }

@@ -5,15 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
@@ -26,9 +21,10 @@ import (
 // grace period has passed.
 var ErrShutdown = errors.New("the gateway shut down")
 
-// Server is the gateway: the HTTP API in front of the pipeline. Create it with New,
-// serve it with Serve (or mount Handler in a server of your own), end it with Close.
-// It is safe for concurrent use.
+// Server is the gateway's core: the pipeline and what it needs (workspace, tokens,
+// audit store, policy engine, sandbox backend). Create it with New, put fronts over it
+// (package gateway/httpapi, package gateway/mcp), end it with Close. It is safe for
+// concurrent use.
 type Server struct {
 	opts          Options
 	log           *slog.Logger
@@ -36,16 +32,13 @@ type Server struct {
 	tokens        *TokenStore
 	store         *audit.Store
 	engine        *policies.Engine
-	promptTools   []string    // the ways to reach cmdgate, for the prompt (SetPromptTools); nil: HTTPPromptTools
+	promptTools   []string    // the ways to reach cmdgate, for the prompt (SetPromptTools)
 	parsed        *parsedDocs // nil when the decision cache is off
 	runner        executor.Executor
 	sandbox       string // the backend chosen
 	sandboxStatus SandboxStatus
 	sandboxInput  parse.Sandbox // what the backend guarantees, in every policy input
 	metrics       *metrics
-	limiter       *authLimiter
-	echo          *echo.Echo
-	routes        map[string]bool // the registered paths, for metric labels
 
 	reloadMu sync.Mutex // one policy load at a time, so records follow the swaps in order
 
@@ -74,7 +67,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: newMetrics()}
 	s.kill, s.killNow = context.WithCancelCause(context.Background())
-	s.limiter = newAuthLimiter(opts.AuthFailureRate, opts.AuthFailureBurst)
 
 	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", opts.Workspace, err)
@@ -133,7 +125,6 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		}
 		s.watch = w
 	}
-	s.echo = s.newEcho()
 	ok = true
 	return s, nil
 }
@@ -267,9 +258,6 @@ func (s *Server) policyOptions() []policies.Option {
 	return opts
 }
 
-// Handler is the HTTP API (contract 3 of docs/architecture.md).
-func (s *Server) Handler() http.Handler { return s.echo }
-
 // Revision is the revision of the policy bundle in use.
 func (s *Server) Revision() string { return s.engine.Revision() }
 
@@ -285,58 +273,6 @@ func (s *Server) Workspace() string { return s.ws.Root() }
 
 // LiveTokens counts the tokens that are not revoked.
 func (s *Server) LiveTokens() (int, error) { return s.tokens.Live() }
-
-// Serve answers HTTP requests on ln until ctx ends, then shuts down gracefully: it stops
-// accepting, lets requests and running commands finish for Options.ShutdownGrace, then
-// stops the commands still running (their execution records say so), waits for their
-// answers and returns. It does not close the stores: call Close after it.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.echo,
-		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
-		ReadTimeout:       s.opts.ReadTimeout,
-		WriteTimeout:      s.opts.WriteTimeout,
-		IdleTimeout:       s.opts.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	s.log.Info("shutting down", "grace", s.opts.ShutdownGrace.String())
-	return s.shutdown(hs, served)
-}
-
-// shutdown stops hs gracefully: requests get ShutdownGrace, then running commands are
-// stopped and their handlers get a bounded time to answer.
-func (s *Server) shutdown(hs *http.Server, served <-chan error) error {
-	s.draining.Store(true)
-	grace := max(s.opts.ShutdownGrace, 0)
-	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	err := hs.Shutdown(graceCtx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("shutdown grace over: stopping the commands still running")
-		s.killNow(ErrShutdown)
-		// Stopping a tree takes the executor's kill grace and wait delay; the handlers
-		// then append the execution records and answer.
-		bound := s.opts.Executor.Grace() + s.opts.Executor.Delay() + 10*time.Second
-		finalCtx, cancel := context.WithTimeout(context.Background(), bound)
-		defer cancel()
-		err = hs.Shutdown(finalCtx)
-		if err != nil {
-			s.log.Error("requests still running after the commands were stopped: closing their connections", "error", err)
-			hs.Close()
-		}
-	}
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
-		return serr
-	}
-	return err
-}
 
 // Abort stops the running commands now instead of after the shutdown grace (a second
 // interrupt). Their execution records say the gateway shut down.

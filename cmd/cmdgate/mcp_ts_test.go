@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
@@ -69,8 +70,9 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcp.Mount(srv, "test")
-	hs := httptest.NewServer(srv.Handler())
+	front := httpapi.New(srv)
+	mcp.Mount(front, "test")
+	hs := httptest.NewServer(front.Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

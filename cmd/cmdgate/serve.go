@@ -12,11 +12,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
 )
 
@@ -98,7 +100,8 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.writeError("serve", "UNAVAILABLE", err.Error())
 	}
-	mcp.Mount(srv, version) // the MCP server at /mcp, on the same listener and tokens
+	front := httpapi.New(srv)
+	mcp.Mount(front, version) // the MCP server at /mcp, on the same listener and tokens
 	closeSrv := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -170,7 +173,7 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		}
 	}()
 
-	serveErr := srv.Serve(serveCtx, ln)
+	serveErr := front.Serve(serveCtx, ln)
 	closeSrv()
 	if sf.addrFile != "" {
 		os.Remove(sf.addrFile)
@@ -296,3 +299,7 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// serveTools are the system prompt's tools under serve: the HTTP API's and the MCP
+// server's mounted on it.
+func serveTools() []string { return slices.Concat(httpapi.PromptTools, mcp.PromptTools) }

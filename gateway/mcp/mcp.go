@@ -1,6 +1,7 @@
 // Package mcp is cmdgate's MCP server: a front of the gateway's core (gateway.Server's
-// Exec) built on the official Go SDK, served over streamable HTTP at /mcp on the
-// gateway's own listener, behind the same bearer tokens as the HTTP API.
+// Exec) built on the official Go SDK, served over streamable HTTP at /mcp on the HTTP
+// front's own listener (package gateway/httpapi), behind the same bearer tokens as the
+// HTTP API, and over stdio (ServeStdio).
 //
 // # Tools
 //
@@ -51,6 +52,7 @@ import (
 	"math"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -60,6 +62,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/httpapi"
 )
 
 // Path is where Mount serves the MCP server.
@@ -233,10 +236,11 @@ func unmarshalArgs(req *sdk.CallToolRequest, v any) error {
 	return nil
 }
 
-// Mount serves the MCP server over streamable HTTP at Path on the gateway's listener,
-// for agents, and tells the system prompt about it.
-func Mount(g *gateway.Server, version string) {
-	g.SetPromptTools(append(append([]string{}, gateway.HTTPPromptTools...), PromptTools...)...)
+// Mount serves the MCP server over streamable HTTP at Path on the HTTP front's
+// listener, for agents, and tells the system prompt about it.
+func Mount(front *httpapi.Front, version string) {
+	g := front.Core()
+	g.SetPromptTools(slices.Concat(httpapi.PromptTools, PromptTools)...)
 	s := New(g, version, Options{})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		Logger: g.Logger(),
@@ -251,7 +255,7 @@ func Mount(g *gateway.Server, version string) {
 		}
 		return &auth.TokenInfo{UserID: tok.Name, Extra: map[string]any{"role": string(tok.Role)}}, nil
 	}
-	g.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent)
+	front.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent)
 }
 
 // validUTF8 refuses a message that is not valid UTF-8 before the SDK decodes it: Go's

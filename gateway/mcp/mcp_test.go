@@ -20,6 +20,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
 	"github.com/cmdgate/cmdgate/policies"
 )
@@ -50,8 +51,9 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcp.Mount(srv, "test")
-	hs := httptest.NewServer(srv.Handler())
+	front := httpapi.New(srv)
+	mcp.Mount(front, "test")
+	hs := httptest.NewServer(front.Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

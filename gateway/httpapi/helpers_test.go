@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/policies"
@@ -23,7 +23,8 @@ import (
 // SQLite audit store, the real process executor, a workspace and a token per role.
 type testEnv struct {
 	t      testing.TB
-	srv    *Server
+	srv    *gateway.Server
+	front  *Front
 	http   *httptest.Server
 	url    string
 	ws     string // the workspace (real path)
@@ -34,17 +35,17 @@ type testEnv struct {
 // principals of the role matrix: the four roles, and three ways to have no valid token.
 var principals = []string{"agent", "approver", "auditor", "admin", "none", "bad", "revoked"}
 
-func newEnv(t testing.TB, configure ...func(*Options)) *testEnv {
+func newEnv(t testing.TB, configure ...func(*gateway.Options)) *testEnv {
 	t.Helper()
 	base := t.TempDir()
 	ws := filepath.Join(base, "ws")
 	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{
+	opts := gateway.Options{
 		Workspace: ws,
 		DataDir:   filepath.Join(base, "data"),
-		Sandbox:   SandboxProcess,
+		Sandbox:   gateway.SandboxProcess,
 		// A generous budget: tests that look at rate limiting set their own.
 		AuthFailureBurst: 1000,
 		AuthFailureRate:  1000,
@@ -54,12 +55,13 @@ func newEnv(t testing.TB, configure ...func(*Options)) *testEnv {
 	for _, c := range configure {
 		c(&opts)
 	}
-	srv, err := New(t.Context(), opts)
+	srv, err := gateway.New(t.Context(), opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	hs := httptest.NewServer(srv.Handler())
-	env := &testEnv{t: t, srv: srv, http: hs, url: hs.URL, ws: srv.Workspace(), data: opts.DataDir, tokens: map[string]string{}}
+	front := New(srv)
+	hs := httptest.NewServer(front.Handler())
+	env := &testEnv{t: t, srv: srv, front: front, http: hs, url: hs.URL, ws: srv.Workspace(), data: opts.DataDir, tokens: map[string]string{}}
 	t.Cleanup(func() {
 		hs.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -68,11 +70,11 @@ func newEnv(t testing.TB, configure ...func(*Options)) *testEnv {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	for _, r := range Roles {
+	for _, r := range gateway.Roles {
 		env.tokens[string(r)] = "Bearer " + env.token(string(r)+"-tok", r)
 	}
-	revoked := env.token("gone", RoleAdmin)
-	if _, err := srv.tokens.Revoke("gone"); err != nil {
+	revoked := env.token("gone", gateway.RoleAdmin)
+	if _, err := srv.Tokens().Revoke("gone"); err != nil {
 		t.Fatal(err)
 	}
 	env.tokens["revoked"] = "Bearer " + revoked
@@ -82,9 +84,9 @@ func newEnv(t testing.TB, configure ...func(*Options)) *testEnv {
 }
 
 // token creates a token through the store the server reads.
-func (e *testEnv) token(name string, role Role) string {
+func (e *testEnv) token(name string, role gateway.Role) string {
 	e.t.Helper()
-	secret, _, err := e.srv.tokens.Create(name, role)
+	secret, _, err := e.srv.Tokens().Create(name, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func (e *testEnv) records() []audit.Record {
 	var out []audit.Record
 	q := audit.Query{Limit: audit.MaxLimit}
 	for {
-		page, err := e.srv.store.Query(e.t.Context(), q)
+		page, err := e.srv.AuditStore().Query(e.t.Context(), q)
 		if err != nil {
 			e.t.Fatalf("Query: %v", err)
 		}
@@ -203,23 +205,41 @@ func (e *testEnv) exists(name string) bool {
 	return err == nil
 }
 
-// testGauge reads a gauge's value.
-func testGauge(t testing.TB, g interface{ Write(*dto.Metric) error }) float64 {
-	t.Helper()
-	return readMetric(t, g).GetGauge().GetValue()
+// metric is the value of a gauge or counter of the gateway's registry, with the given
+// label name and value pairs (0 when it has no such series yet).
+func (e *testEnv) metric(name string, labels ...string) float64 {
+	e.t.Helper()
+	mfs, err := e.srv.Registry().Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
+				}
+				if !found {
+					continue series
+				}
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
-// testCounter reads a counter's value.
-func testCounter(t testing.TB, c interface{ Write(*dto.Metric) error }) float64 {
+func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
-	return readMetric(t, c).GetCounter().GetValue()
-}
-
-func readMetric(t testing.TB, c interface{ Write(*dto.Metric) error }) *dto.Metric {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	return &m
 }

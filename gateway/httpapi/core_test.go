@@ -1,10 +1,12 @@
-package gateway
+package httpapi
 
 import (
 	"errors"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
@@ -31,26 +33,26 @@ func TestCoreMatchesHTTP(t *testing.T) {
 	cases := []struct {
 		name string
 		body map[string]any
-		req  Request
+		req  gateway.Request
 	}{
-		{"allow", map[string]any{"command": "echo hi"}, Request{Script: "echo hi"}},
-		{"deny with reasons", map[string]any{"command": "sudo rm -rf /"}, Request{Script: "sudo rm -rf /"}},
-		{"bad cwd", map[string]any{"command": "ls", "cwd": "../outside"}, Request{Script: "ls", Cwd: "../outside"}},
-		{"timeout", map[string]any{"command": "sleep 5", "timeout_ms": 200}, Request{Script: "sleep 5", Timeout: 200 * time.Millisecond}},
-		{"truncation", map[string]any{"command": "printf '%05000d' 0", "max_output_chars": 1000}, Request{Script: "printf '%05000d' 0", MaxOutput: 1000}},
-		{"limit out of range", map[string]any{"command": "ls", "max_output_chars": 10}, Request{Script: "ls", MaxOutput: 10}},
-		{"NUL in the script", map[string]any{"command": "ls\u0000 /"}, Request{Script: "ls\x00 /"}},
-		{"unknown command", map[string]any{"argv": []string{"no-such-cmd-xyz"}, "shell_mode": "direct"}, Request{Argv: []string{"no-such-cmd-xyz"}, ShellMode: executor.ShellDirect}},
-		{"nonzero exit", map[string]any{"command": "ls no-such-file"}, Request{Script: "ls no-such-file"}},
+		{"allow", map[string]any{"command": "echo hi"}, gateway.Request{Script: "echo hi"}},
+		{"deny with reasons", map[string]any{"command": "sudo rm -rf /"}, gateway.Request{Script: "sudo rm -rf /"}},
+		{"bad cwd", map[string]any{"command": "ls", "cwd": "../outside"}, gateway.Request{Script: "ls", Cwd: "../outside"}},
+		{"timeout", map[string]any{"command": "sleep 5", "timeout_ms": 200}, gateway.Request{Script: "sleep 5", Timeout: 200 * time.Millisecond}},
+		{"truncation", map[string]any{"command": "printf '%05000d' 0", "max_output_chars": 1000}, gateway.Request{Script: "printf '%05000d' 0", MaxOutput: 1000}},
+		{"limit out of range", map[string]any{"command": "ls", "max_output_chars": 10}, gateway.Request{Script: "ls", MaxOutput: 10}},
+		{"NUL in the script", map[string]any{"command": "ls\u0000 /"}, gateway.Request{Script: "ls\x00 /"}},
+		{"unknown command", map[string]any{"argv": []string{"no-such-cmd-xyz"}, "shell_mode": "direct"}, gateway.Request{Argv: []string{"no-such-cmd-xyz"}, ShellMode: executor.ShellDirect}},
+		{"nonzero exit", map[string]any{"command": "ls no-such-file"}, gateway.Request{Script: "ls no-such-file"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			// The core, as a front other than HTTP calls it (zero limits take the
 			// defaults, as absent members do over HTTP).
 			req := c.req
-			o, err := env.srv.Exec(t.Context(), Caller{Name: "agent-tok", Role: RoleAgent, RequestID: newRequestID(), Endpoint: "exec"}, &req)
+			o, err := env.srv.Exec(t.Context(), gateway.Caller{Name: "agent-tok", Role: gateway.RoleAgent, RequestID: gateway.NewRequestID(), Endpoint: "exec"}, &req)
 			var core frontOutcome
-			var ge *Error
+			var ge *gateway.Error
 			if errors.As(err, &ge) {
 				core.ErrorCode = ge.Code
 			} else if err != nil {
@@ -70,18 +72,18 @@ func TestCoreMatchesHTTP(t *testing.T) {
 			// The HTTP front.
 			a := env.exec("agent", c.body)
 			var body struct {
-				Decision        string   `json:"decision"`
-				DecisionID      string   `json:"decision_id"`
-				ExitCode        int      `json:"exit_code"`
-				Stdout          string   `json:"stdout"`
-				TimedOut        bool     `json:"timed_out"`
-				StdoutTruncated bool     `json:"stdout_truncated"`
-				Reasons         []Reason `json:"reasons"`
+				Decision        string           `json:"decision"`
+				DecisionID      string           `json:"decision_id"`
+				ExitCode        int              `json:"exit_code"`
+				Stdout          string           `json:"stdout"`
+				TimedOut        bool             `json:"timed_out"`
+				StdoutTruncated bool             `json:"stdout_truncated"`
+				Reasons         []gateway.Reason `json:"reasons"`
 				Error           struct {
-					Code       string   `json:"code"`
-					Decision   string   `json:"decision"`
-					DecisionID string   `json:"decision_id"`
-					Reasons    []Reason `json:"reasons"`
+					Code       string           `json:"code"`
+					Decision   string           `json:"decision"`
+					DecisionID string           `json:"decision_id"`
+					Reasons    []gateway.Reason `json:"reasons"`
 				} `json:"error"`
 			}
 			a.decode(t, &body)
@@ -98,7 +100,7 @@ func TestCoreMatchesHTTP(t *testing.T) {
 			if body.Error.Code != "" && http.Decision == "" && http.Recorded {
 				// Errors after the decision (the command could not start) carry its
 				// id, not the decision: read it from the record.
-				r, _ := env.srv.store.Get(t.Context(), id)
+				r, _ := env.srv.AuditStore().Get(t.Context(), id)
 				http.Decision = r.Decision
 			}
 			if !reflect.DeepEqual(core, http) {
@@ -113,6 +115,6 @@ func (e *testEnv) recorded(id string) bool {
 	if id == "" {
 		return false
 	}
-	r, err := e.srv.store.Get(e.t.Context(), id)
+	r, err := e.srv.AuditStore().Get(e.t.Context(), id)
 	return err == nil && r.Kind == audit.KindDecision
 }

@@ -1,7 +1,6 @@
-package gateway
+package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -12,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
-	"github.com/cmdgate/cmdgate/audit"
+	"github.com/cmdgate/cmdgate/gateway"
 )
 
 // Reasons of an auth_failure record.
@@ -29,30 +28,30 @@ const (
 // 403 FORBIDDEN. An address past its failure budget: 429 RATE_LIMITED for every
 // request, valid token or not, until the budget refills; those refusals are counted and
 // logged, not audited one by one.
-func (s *Server) require(roles ...Role) echo.MiddlewareFunc {
+func (f *Front) require(roles ...gateway.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			ri := info(c)
 			addr := c.RealIP()
-			if wait, blocked := s.limiter.blocked(addr, time.Now()); blocked {
-				s.metrics.authFailures.WithLabelValues("rate_limited").Inc()
-				if s.limiter.suppress(addr) == 1 {
+			if wait, blocked := f.limiter.blocked(addr, time.Now()); blocked {
+				f.metrics.authFailures.WithLabelValues("rate_limited").Inc()
+				if f.limiter.suppress(addr) == 1 {
 					ri.log.Warn("rate limiting a client address after repeated authentication failures", "remote_addr", addr)
 				}
-				return &Error{Code: CodeRateLimited, RetryAfter: wait,
+				return &gateway.Error{Code: gateway.CodeRateLimited, RetryAfter: wait,
 					Message: "too many failed authentications from this address: retry later"}
 			}
-			tok, reason, err := s.authenticate(c.Request())
+			tok, reason, err := f.authenticate(c.Request())
 			if err != nil {
-				return &Error{Code: CodeUnavailable, Message: "the token store cannot be read", Err: err}
+				return &gateway.Error{Code: gateway.CodeUnavailable, Message: "the token store cannot be read", Err: err}
 			}
 			if reason != "" {
-				return s.authFailed(c, addr, reason)
+				return f.authFailed(c, addr, reason)
 			}
 			ri.token = &tok
 			ri.log = ri.log.With("principal", tok.Name, "role", string(tok.Role))
-			if tok.Role != RoleAdmin && !slices.Contains(roles, tok.Role) {
-				return errorf(CodeForbidden, "the %s role may not use %s %s (it needs the %s role)",
+			if tok.Role != gateway.RoleAdmin && !slices.Contains(roles, tok.Role) {
+				return gateway.Errorf(gateway.CodeForbidden, "the %s role may not use %s %s (it needs the %s role)",
 					tok.Role, c.Request().Method, c.Path(), roles[0])
 			}
 			return next(c)
@@ -62,26 +61,26 @@ func (s *Server) require(roles ...Role) echo.MiddlewareFunc {
 
 // authenticate checks the Authorization header: the reason of a refusal, or the token.
 // err is for a token store that cannot be read (fail closed).
-func (s *Server) authenticate(r *http.Request) (tok Token, reason string, err error) {
+func (f *Front) authenticate(r *http.Request) (tok gateway.Token, reason string, err error) {
 	values := r.Header.Values(echo.HeaderAuthorization)
 	switch {
 	case len(values) == 0:
-		return Token{}, authMissing, nil
+		return gateway.Token{}, authMissing, nil
 	case len(values) > 1:
-		return Token{}, authMalformed, nil
+		return gateway.Token{}, authMalformed, nil
 	}
 	scheme, secret, ok := strings.Cut(values[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" || strings.ContainsAny(secret, " \t") {
-		return Token{}, authMalformed, nil
+		return gateway.Token{}, authMalformed, nil
 	}
-	tok, err = s.tokens.Check(secret)
+	tok, err = f.core.Tokens().Check(secret)
 	switch {
-	case errors.Is(err, ErrTokenUnknown):
-		return Token{}, authUnknown, nil
-	case errors.Is(err, ErrTokenRevoked):
-		return Token{}, authRevoked, nil
+	case errors.Is(err, gateway.ErrTokenUnknown):
+		return gateway.Token{}, authUnknown, nil
+	case errors.Is(err, gateway.ErrTokenRevoked):
+		return gateway.Token{}, authRevoked, nil
 	case err != nil:
-		return Token{}, "", err
+		return gateway.Token{}, "", err
 	}
 	return tok, "", nil
 }
@@ -95,17 +94,17 @@ var authMessages = map[string]string{
 
 // authFailed records a refused authentication (within the address's budget) and
 // answers 401, or 429 once the address is past its budget.
-func (s *Server) authFailed(c echo.Context, addr, reason string) error {
+func (f *Front) authFailed(c echo.Context, addr, reason string) error {
 	ri := info(c)
 	now := time.Now()
-	wait, audited, suppressed := s.limiter.fail(addr, now)
+	wait, audited, suppressed := f.limiter.fail(addr, now)
 	if !audited {
-		s.metrics.authFailures.WithLabelValues("rate_limited").Inc()
+		f.metrics.authFailures.WithLabelValues("rate_limited").Inc()
 		ri.log.Warn("rate limiting a client address after repeated authentication failures", "remote_addr", addr)
-		return &Error{Code: CodeRateLimited, RetryAfter: wait,
+		return &gateway.Error{Code: gateway.CodeRateLimited, RetryAfter: wait,
 			Message: "too many failed authentications from this address: retry later"}
 	}
-	s.metrics.authFailures.WithLabelValues(reason).Inc()
+	f.metrics.authFailures.WithLabelValues(reason).Inc()
 	detail := map[string]any{
 		"remote_addr": addr,
 		"reason":      reason,
@@ -115,18 +114,11 @@ func (s *Server) authFailed(c echo.Context, addr, reason string) error {
 	if suppressed > 0 {
 		detail["rate_limited_before"] = suppressed // refusals not audited one by one
 	}
-	b, _ := json.Marshal(detail)
-	start := time.Now()
-	_, err := s.store.Append(c.Request().Context(), audit.Record{
-		Kind: audit.KindAuthFailure, RequestID: ri.id, Detail: b,
-	})
-	s.metrics.auditAppend.Observe(time.Since(start).Seconds())
-	if err != nil {
-		s.metrics.auditFailures.WithLabelValues(string(audit.KindAuthFailure)).Inc()
+	if err := f.core.RecordAuthFailure(c.Request().Context(), ri.id, detail); err != nil {
 		ri.log.Error("cannot record an authentication failure", "error", err.Error())
 	}
 	ri.log.Warn("authentication failed", "reason", reason, "remote_addr", addr, "rate_limited_before", suppressed)
-	return errorf(CodeUnauthenticated, "%s", authMessages[reason])
+	return gateway.Errorf(gateway.CodeUnauthenticated, "%s", authMessages[reason])
 }
 
 // authLimiter keeps a token bucket of authentication failures per client address.

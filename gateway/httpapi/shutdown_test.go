@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
 )
@@ -26,7 +28,7 @@ func served(t *testing.T, env *testEnv) (string, context.CancelFunc, <-chan erro
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
-	go func() { done <- env.srv.Serve(ctx, ln) }()
+	go func() { done <- env.front.Serve(ctx, ln) }()
 	return "http://" + ln.Addr().String(), cancel, done
 }
 
@@ -51,7 +53,7 @@ func post(t *testing.T, env *testEnv, url, script string) <-chan answer {
 func waitInFlight(t *testing.T, env *testEnv, n float64) {
 	t.Helper()
 	waitFor(t, "commands in flight", func() (string, bool) {
-		return "", testGauge(t, env.srv.metrics.inFlight) == n
+		return "", env.metric("cmdgate_commands_in_flight") == n
 	})
 }
 
@@ -77,7 +79,7 @@ func stoppedRecord(t *testing.T, env *testEnv, decisionID string) (audit.Record,
 // are refused.
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, func(o *Options) { o.ShutdownGrace = 1500 * time.Millisecond })
+	env := newEnv(t, func(o *gateway.Options) { o.ShutdownGrace = 1500 * time.Millisecond })
 	url, shutdown, done := served(t, env)
 	short := post(t, env, url, "sleep 0.5; echo short-done")
 	long := post(t, env, url, "echo long-started; sleep 30; echo long-done")
@@ -93,7 +95,7 @@ func TestGracefulShutdown(t *testing.T) {
 	b := <-long
 	var e errOut
 	b.decode(t, &e)
-	if b.status != http.StatusServiceUnavailable || e.Error.Code != CodeUnavailable || !strings.Contains(e.Error.Message, "shut down") || e.Error.DecisionID == "" {
+	if b.status != http.StatusServiceUnavailable || e.Error.Code != gateway.CodeUnavailable || !strings.Contains(e.Error.Message, "shut down") || e.Error.DecisionID == "" {
 		t.Fatalf("command past the grace: %d %s, want 503 UNAVAILABLE naming the shutdown", b.status, b.body)
 	}
 	if err := <-done; err != nil {
@@ -116,7 +118,7 @@ func TestGracefulShutdown(t *testing.T) {
 // waiting for the grace.
 func TestAbortStopsAtOnce(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, func(o *Options) { o.ShutdownGrace = 10 * time.Minute })
+	env := newEnv(t, func(o *gateway.Options) { o.ShutdownGrace = 10 * time.Minute })
 	url, shutdown, done := served(t, env)
 	long := post(t, env, url, "sleep 60")
 	waitInFlight(t, env, 1)
@@ -127,7 +129,7 @@ func TestAbortStopsAtOnce(t *testing.T) {
 	}
 	env.srv.Abort()
 	b := <-long
-	if b.status != http.StatusServiceUnavailable || b.errorCode() != CodeUnavailable {
+	if b.status != http.StatusServiceUnavailable || b.errorCode() != gateway.CodeUnavailable {
 		t.Errorf("aborted command: %d %s, want 503 UNAVAILABLE", b.status, b.body)
 	}
 	if err := <-done; err != nil {

@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
 )
@@ -59,15 +61,15 @@ func TestRoleMatrix(t *testing.T) {
 			switch want {
 			case unauth:
 				unauthCells++
-				if c := a.errorCode(); c != CodeUnauthenticated {
-					t.Errorf("%s %s as %s: code %q, want %s", r.method, r.path, p, c, CodeUnauthenticated)
+				if c := a.errorCode(); c != gateway.CodeUnauthenticated {
+					t.Errorf("%s %s as %s: code %q, want %s", r.method, r.path, p, c, gateway.CodeUnauthenticated)
 				}
 				if h := a.header.Get("WWW-Authenticate"); !strings.HasPrefix(h, "Bearer") {
 					t.Errorf("%s %s as %s: WWW-Authenticate %q, want Bearer", r.method, r.path, p, h)
 				}
 			case forbid:
-				if c := a.errorCode(); c != CodeForbidden {
-					t.Errorf("%s %s as %s: code %q, want %s", r.method, r.path, p, c, CodeForbidden)
+				if c := a.errorCode(); c != gateway.CodeForbidden {
+					t.Errorf("%s %s as %s: code %q, want %s", r.method, r.path, p, c, gateway.CodeForbidden)
 				}
 			case ok:
 				checkOKBody(t, r.path, p, a)
@@ -161,7 +163,7 @@ func TestAuthHeaderForms(t *testing.T) {
 		"Bearer\t" + agent,
 	} {
 		a := env.do("GET", "/v1/policy", h, nil)
-		if a.status != http.StatusUnauthorized || a.errorCode() != CodeUnauthenticated {
+		if a.status != http.StatusUnauthorized || a.errorCode() != gateway.CodeUnauthenticated {
 			t.Errorf("Authorization %q: %d %s, want 401 UNAUTHENTICATED", h, a.status, a.body)
 		}
 	}

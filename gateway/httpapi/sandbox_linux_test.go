@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/internal/testenv"
@@ -36,7 +38,7 @@ func linuxEnv(t *testing.T, sandbox string) *testEnv {
 }
 
 // linuxEnvWith is linuxEnv with more options.
-func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*Options)) *testEnv {
+func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*gateway.Options)) *testEnv {
 	t.Helper()
 	probe, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: sandboxHelper, Pool: -1})
 	if err == nil {
@@ -46,7 +48,7 @@ func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*Options)) *te
 	if err != nil {
 		testenv.Skip(t, "the linux sandbox cannot be built here: %v", err)
 	}
-	return newEnv(t, append([]func(*Options){func(o *Options) {
+	return newEnv(t, append([]func(*gateway.Options){func(o *gateway.Options) {
 		o.Sandbox = sandbox
 		o.Linux.Helper = sandboxHelper
 	}}, configure...)...)
@@ -54,16 +56,16 @@ func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*Options)) *te
 
 func TestLinuxSandboxExec(t *testing.T) {
 	t.Parallel()
-	for _, sandbox := range []string{SandboxLinux, SandboxAuto} {
+	for _, sandbox := range []string{gateway.SandboxLinux, gateway.SandboxAuto} {
 		t.Run(sandbox, func(t *testing.T) {
 			t.Parallel()
 			env := linuxEnv(t, sandbox)
 			var health struct {
 				Status  string
-				Sandbox SandboxStatus
+				Sandbox gateway.SandboxStatus
 			}
 			env.do("GET", "/healthz", "", nil).decode(t, &health)
-			if health.Sandbox.Backend != SandboxLinux || health.Sandbox.Linux == nil || health.Sandbox.Linux.Landlock < 3 {
+			if health.Sandbox.Backend != gateway.SandboxLinux || health.Sandbox.Linux == nil || health.Sandbox.Linux.Landlock < 3 {
 				t.Fatalf("/healthz sandbox = %+v, want the linux backend with Landlock >= 3", health.Sandbox)
 			}
 			if lim := health.Sandbox.Linux.Limits; !slices.Contains(lim, "memory") || !slices.Contains(lim, "pids") {
@@ -106,19 +108,19 @@ func TestLinuxSandboxExec(t *testing.T) {
 func TestProfileFollowsBackend(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ sandbox, setting, want string }{
-		{SandboxLinux, "", policies.ProfileSandboxed},
-		{SandboxLinux, "default", policies.ProfileSandboxed},
-		{SandboxLinux, policies.ProfileStrict, policies.ProfileStrict},
-		{SandboxProcess, ProfileAuto, policies.ProfileStrict},
-		{SandboxProcess, policies.ProfileStrict, policies.ProfileStrict},
+		{gateway.SandboxLinux, "", policies.ProfileSandboxed},
+		{gateway.SandboxLinux, "default", policies.ProfileSandboxed},
+		{gateway.SandboxLinux, policies.ProfileStrict, policies.ProfileStrict},
+		{gateway.SandboxProcess, gateway.ProfileAuto, policies.ProfileStrict},
+		{gateway.SandboxProcess, policies.ProfileStrict, policies.ProfileStrict},
 	} {
 		t.Run(tc.sandbox+"/"+tc.setting, func(t *testing.T) {
 			t.Parallel()
 			var env *testEnv
-			if tc.sandbox == SandboxLinux {
-				env = linuxEnvWith(t, tc.sandbox, func(o *Options) { o.Profile = tc.setting })
+			if tc.sandbox == gateway.SandboxLinux {
+				env = linuxEnvWith(t, tc.sandbox, func(o *gateway.Options) { o.Profile = tc.setting })
 			} else {
-				env = newEnv(t, func(o *Options) { o.Sandbox = tc.sandbox; o.Profile = tc.setting })
+				env = newEnv(t, func(o *gateway.Options) { o.Sandbox = tc.sandbox; o.Profile = tc.setting })
 			}
 			var p struct{ Profile string }
 			env.do("GET", "/v1/policy", env.tokens["admin"], nil).decode(t, &p)
@@ -134,8 +136,8 @@ func TestProfileFollowsBackend(t *testing.T) {
 	}
 	t.Run("sandboxed on process", func(t *testing.T) {
 		t.Parallel()
-		opts := Options{DataDir: t.TempDir(), Workspace: t.TempDir(), Sandbox: SandboxProcess, Profile: policies.ProfileSandboxed}
-		srv, err := New(t.Context(), opts)
+		opts := gateway.Options{DataDir: t.TempDir(), Workspace: t.TempDir(), Sandbox: gateway.SandboxProcess, Profile: policies.ProfileSandboxed}
+		srv, err := gateway.New(t.Context(), opts)
 		if err == nil {
 			srv.Close(t.Context())
 			t.Fatal("New with profile sandboxed on the process backend succeeded")

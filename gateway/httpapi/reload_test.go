@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"encoding/json"
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmdgate/cmdgate/gateway"
+
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/policies"
@@ -22,7 +24,7 @@ import (
 func copyBundle(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bundle")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "policies", "bundle"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "policies", "bundle"))); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -51,7 +53,7 @@ const brokenRego = "package cmdgate.broken\n\nthis is not rego {\n"
 func TestReloadUnderConcurrentRequests(t *testing.T) {
 	t.Parallel()
 	dir := copyBundle(t)
-	env := newEnv(t, func(o *Options) { o.PolicyDir, o.NoWatch = dir, true })
+	env := newEnv(t, func(o *gateway.Options) { o.PolicyDir, o.NoWatch = dir, true })
 	loaded := map[string]bool{env.srv.Revision(): true}
 
 	type result struct {
@@ -142,7 +144,7 @@ func TestReloadUnderConcurrentRequests(t *testing.T) {
 			t.Errorf("answer during reloads: %d %s (revision %.12s known: %v)", r.status, r.body, r.revision, loaded[r.revision])
 			continue
 		}
-		rec, err := env.srv.store.Get(t.Context(), r.id)
+		rec, err := env.srv.AuditStore().Get(t.Context(), r.id)
 		if err != nil || rec.Revision != r.revision || rec.Decision != r.decision {
 			t.Errorf("decision record %s = revision %.12s %s, %v; the answer said %.12s %s", r.id, rec.Revision, rec.Decision, err, r.revision, r.decision)
 		}
@@ -177,7 +179,7 @@ func TestReloadUnderConcurrentRequests(t *testing.T) {
 func TestWatcherReloads(t *testing.T) {
 	t.Parallel()
 	dir := copyBundle(t)
-	env := newEnv(t, func(o *Options) { o.PolicyDir, o.ReloadDebounce = dir, 50*time.Millisecond })
+	env := newEnv(t, func(o *gateway.Options) { o.PolicyDir, o.ReloadDebounce = dir, 50*time.Millisecond })
 	first := env.srv.Revision()
 	appendFile(t, filepath.Join(dir, "cmdgate", "decision.rego"), "\n# changed\n")
 	second := waitFor(t, "the watcher to load the changed bundle", func() (string, bool) {
@@ -220,7 +222,7 @@ func TestStartWithBrokenBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := t.TempDir()
-	_, err := New(t.Context(), Options{Workspace: t.TempDir(), DataDir: data, PolicyDir: dir, Sandbox: SandboxProcess})
+	_, err := gateway.New(t.Context(), gateway.Options{Workspace: t.TempDir(), DataDir: data, PolicyDir: dir, Sandbox: gateway.SandboxProcess})
 	if err == nil || !strings.Contains(err.Error(), "broken.rego") {
 		t.Fatalf("New with a broken bundle = %v, want an error naming broken.rego", err)
 	}
@@ -244,20 +246,20 @@ func TestStartErrors(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		opts Options
+		opts gateway.Options
 		want string
 	}{
-		{"no data dir", Options{Workspace: t.TempDir()}, "no data directory"},
-		{"linux sandbox without its init", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: SandboxLinux,
+		{"no data dir", gateway.Options{Workspace: t.TempDir()}, "no data directory"},
+		{"linux sandbox without its init", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: gateway.SandboxLinux,
 			Linux: linux.Options{Helper: filepath.Join(file, "cmdgate-sandbox")}}, "sandbox linux cannot be honoured here"},
-		{"docker sandbox", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: SandboxDocker}, "not available yet"},
-		{"unknown sandbox", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: "chroot"}, "unknown sandbox"},
-		{"workspace is a file", Options{Workspace: file, DataDir: t.TempDir()}, "not a directory"},
-		{"missing policy dir", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), PolicyDir: filepath.Join(file, "x")}, "policy"},
-		{"bad policy config", Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Policy: policies.Config{UnknownCommand: "allow"}}, "unknown_command"},
-		{"data dir is a file", Options{Workspace: t.TempDir(), DataDir: file}, "data directory"},
+		{"docker sandbox", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: gateway.SandboxDocker}, "not available yet"},
+		{"unknown sandbox", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: "chroot"}, "unknown sandbox"},
+		{"workspace is a file", gateway.Options{Workspace: file, DataDir: t.TempDir()}, "not a directory"},
+		{"missing policy dir", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), PolicyDir: filepath.Join(file, "x")}, "policy"},
+		{"bad policy config", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Policy: policies.Config{UnknownCommand: "allow"}}, "unknown_command"},
+		{"data dir is a file", gateway.Options{Workspace: t.TempDir(), DataDir: file}, "data directory"},
 	} {
-		_, err := New(t.Context(), tc.opts)
+		_, err := gateway.New(t.Context(), tc.opts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: New = %v, want an error mentioning %q", tc.name, err, tc.want)
 		}

@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor/linux"
@@ -18,7 +20,7 @@ import (
 func TestEverydayGoModule(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommand(t, linux.UplinkName) // go mod download is granted the network
-	env := linuxEnv(t, SandboxLinux)
+	env := linuxEnv(t, gateway.SandboxLinux)
 	mod := filepath.Join(env.ws, "app")
 	files := map[string]string{
 		"go.mod": "module example.com/app\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n",
@@ -95,11 +97,11 @@ func TestGatewaySecretsStayOut(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", secret)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake/aws/secret")
 	t.Setenv("ACME_API_KEY", "fake-acme-key")
-	for _, backend := range []string{SandboxProcess, SandboxLinux} {
+	for _, backend := range []string{gateway.SandboxProcess, gateway.SandboxLinux} {
 		t.Run(backend, func(t *testing.T) {
 			var env *testEnv
-			if backend == SandboxLinux {
-				env = linuxEnv(t, SandboxLinux)
+			if backend == gateway.SandboxLinux {
+				env = linuxEnv(t, gateway.SandboxLinux)
 			} else {
 				env = newEnv(t)
 			}
@@ -129,12 +131,12 @@ func TestGatewaySecretsStayOut(t *testing.T) {
 // The system prompt describes the running configuration, for each backend.
 func TestPromptMatchesConfig(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{SandboxProcess, SandboxLinux} {
+	for _, backend := range []string{gateway.SandboxProcess, gateway.SandboxLinux} {
 		t.Run(backend, func(t *testing.T) {
 			t.Parallel()
 			var env *testEnv
-			if backend == SandboxLinux {
-				env = linuxEnv(t, SandboxLinux)
+			if backend == gateway.SandboxLinux {
+				env = linuxEnv(t, gateway.SandboxLinux)
 			} else {
 				env = newEnv(t)
 			}
@@ -146,7 +148,7 @@ func TestPromptMatchesConfig(t *testing.T) {
 			st := env.srv.SandboxStatus()
 			want := []string{"`" + env.ws + "`", "`" + st.Caches.Home + "`, kept between commands", "`POST /v1/exec`", "30s per command", "at most 2m"}
 			not := []string{"Docker", "/workspace/project", "Automatically installed", "MCP"}
-			if backend == SandboxLinux {
+			if backend == gateway.SandboxLinux {
 				want = append(want, "fresh Linux sandbox", "`/tmp` is private")
 				// What the prompt says of the network follows what this host's sandbox
 				// can do: with an uplink, installs get it; without, nothing does.
@@ -171,7 +173,7 @@ func TestPromptMatchesConfig(t *testing.T) {
 				}
 			}
 			// The same text as the offline description of this configuration.
-			if got := env.srv.engine.PromptFor(env.srv.PromptEnv()); got != p {
+			if got := env.srv.Prompt(); got != p {
 				t.Errorf("GET /v1/policy/prompt differs from PromptFor(PromptEnv())")
 			}
 		})
@@ -182,7 +184,7 @@ func TestPromptMatchesConfig(t *testing.T) {
 // process backend: writing a private /tmp, reading the sandbox's own home.
 func TestSandboxAwarePolicy(t *testing.T) {
 	t.Parallel()
-	linuxGW, processGW := linuxEnv(t, SandboxLinux), newEnv(t)
+	linuxGW, processGW := linuxEnv(t, gateway.SandboxLinux), newEnv(t)
 	for _, cmd := range []string{"echo scratch > /tmp/notes.txt && cat /tmp/notes.txt", "ls -la ~", "echo x > ~/.note && cat ~/.note"} {
 		var res struct {
 			Decision string `json:"decision"`

@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,12 +35,12 @@ type execOut struct {
 
 type errOut struct {
 	Error struct {
-		Code       string   `json:"code"`
-		Message    string   `json:"message"`
-		Decision   string   `json:"decision"`
-		DecisionID string   `json:"decision_id"`
-		Reasons    []Reason `json:"reasons"`
-		RequestID  string   `json:"request_id"`
+		Code       string           `json:"code"`
+		Message    string           `json:"message"`
+		Decision   string           `json:"decision"`
+		DecisionID string           `json:"decision_id"`
+		Reasons    []gateway.Reason `json:"reasons"`
+		RequestID  string           `json:"request_id"`
 	} `json:"error"`
 }
 
@@ -147,7 +149,7 @@ func TestEveryExecutionHasItsDecisionFirst(t *testing.T) {
 // nothing runs, and the decision record says deny or ask.
 func TestDeniedAndAsk(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, func(o *Options) { o.Policy.UnknownCommand = policies.ActionAsk })
+	env := newEnv(t, func(o *gateway.Options) { o.Policy.UnknownCommand = policies.ActionAsk })
 	for _, tc := range []struct {
 		name, script, decision, rule string
 	}{
@@ -157,7 +159,7 @@ func TestDeniedAndAsk(t *testing.T) {
 		a := env.exec("agent", map[string]any{"command": tc.script})
 		var e errOut
 		a.decode(t, &e)
-		if a.status != http.StatusForbidden || e.Error.Code != CodeDenied || e.Error.Decision != tc.decision || e.Error.DecisionID == "" || len(e.Error.Reasons) == 0 {
+		if a.status != http.StatusForbidden || e.Error.Code != gateway.CodeDenied || e.Error.Decision != tc.decision || e.Error.DecisionID == "" || len(e.Error.Reasons) == 0 {
 			t.Errorf("%s: %d %s, want 403 DENIED decision %s with reasons", tc.name, a.status, a.body, tc.decision)
 			continue
 		}
@@ -170,7 +172,7 @@ func TestDeniedAndAsk(t *testing.T) {
 		if env.exists(tc.name + "-marker") {
 			t.Errorf("%s: the command ran", tc.name)
 		}
-		rec, err := env.srv.store.Get(t.Context(), e.Error.DecisionID)
+		rec, err := env.srv.AuditStore().Get(t.Context(), e.Error.DecisionID)
 		if err != nil || rec.Decision != tc.decision || rec.Kind != audit.KindDecision || len(rec.Reasons) == 0 {
 			t.Errorf("%s: decision record %+v, %v", tc.name, rec, err)
 		}
@@ -180,7 +182,7 @@ func TestDeniedAndAsk(t *testing.T) {
 		var out struct {
 			Decision   string
 			DecisionID string `json:"decision_id"`
-			Reasons    []Reason
+			Reasons    []gateway.Reason
 			Commands   []json.RawMessage
 		}
 		d.decode(t, &out)
@@ -201,7 +203,7 @@ func TestExecutorErrors(t *testing.T) {
 	a := env.exec("agent", map[string]any{"argv": []string{"no-such-cmd-xyz", "x"}, "shell_mode": "direct"})
 	var e errOut
 	a.decode(t, &e)
-	if a.status != http.StatusUnprocessableEntity || e.Error.Code != CodeCommandNotFound || !strings.Contains(e.Error.Message, "no-such-cmd-xyz") || e.Error.DecisionID == "" {
+	if a.status != http.StatusUnprocessableEntity || e.Error.Code != gateway.CodeCommandNotFound || !strings.Contains(e.Error.Message, "no-such-cmd-xyz") || e.Error.DecisionID == "" {
 		t.Errorf("unknown command: %d %s, want 422 COMMAND_NOT_FOUND naming it", a.status, a.body)
 	}
 	var found bool
@@ -235,11 +237,11 @@ func TestExecutorErrors(t *testing.T) {
 func TestAuditStoreDownRunsNothing(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
-	if err := env.srv.store.Close(t.Context()); err != nil {
+	if err := env.srv.AuditStore().Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	a := env.exec("agent", map[string]any{"command": "touch down-marker"})
-	if a.status != http.StatusServiceUnavailable || a.errorCode() != CodeUnavailable {
+	if a.status != http.StatusServiceUnavailable || a.errorCode() != gateway.CodeUnavailable {
 		t.Errorf("exec with the audit store down: %d %s, want 503 UNAVAILABLE", a.status, a.body)
 	}
 	if env.exists("down-marker") {
@@ -260,9 +262,9 @@ func (panicRunner) Run(context.Context, executor.Spec) (executor.Result, error) 
 
 func TestPanicIsInternalWithoutLeaking(t *testing.T) {
 	t.Parallel()
-	env := newEnv(t, func(o *Options) { o.Runner = panicRunner{} })
+	env := newEnv(t, func(o *gateway.Options) { o.Runner = panicRunner{} })
 	a := env.exec("agent", map[string]any{"command": "echo hi"})
-	if a.status != http.StatusInternalServerError || a.errorCode() != CodeInternal {
+	if a.status != http.StatusInternalServerError || a.errorCode() != gateway.CodeInternal {
 		t.Fatalf("panic: %d %s, want 500 INTERNAL", a.status, a.body)
 	}
 	if strings.Contains(string(a.body), "deadbeef") || strings.Contains(string(a.body), "panic") || strings.Contains(string(a.body), ".go") {
@@ -272,7 +274,7 @@ func TestPanicIsInternalWithoutLeaking(t *testing.T) {
 	if a := env.do("GET", "/healthz", "none", nil); a.status != http.StatusOK {
 		t.Errorf("after the panic: healthz %d", a.status)
 	}
-	if n := testGauge(t, env.srv.metrics.inFlight); n != 0 {
+	if n := env.metric("cmdgate_commands_in_flight"); n != 0 {
 		t.Errorf("commands in flight after the panic: %v, want 0", n)
 	}
 }
@@ -299,7 +301,7 @@ func TestUnrecordableRequest(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t)
 	a := env.exec("agent", map[string]any{"command": strings.Repeat("touch big-marker;", 3800)})
-	if a.status != http.StatusBadRequest || a.errorCode() != CodeInvalidArgument || !strings.Contains(string(a.body), "cannot be recorded") {
+	if a.status != http.StatusBadRequest || a.errorCode() != gateway.CodeInvalidArgument || !strings.Contains(string(a.body), "cannot be recorded") {
 		t.Errorf("unrecordable request: %d %.300s, want 400 INVALID_ARGUMENT", a.status, a.body)
 	}
 	if env.exists("big-marker") {

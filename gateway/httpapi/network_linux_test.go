@@ -1,4 +1,4 @@
-package gateway
+package httpapi
 
 import (
 	"net"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
@@ -34,7 +36,7 @@ func TestNetworkGrantReachesOnlyOutside(t *testing.T) {
 	t.Parallel()
 	testenv.NeedCommand(t, "npm")
 	out := testenv.NewOutside(t)
-	env := linuxEnv(t, SandboxLinux)
+	env := linuxEnv(t, gateway.SandboxLinux)
 	if st := env.srv.SandboxStatus(); st.Linux == nil || st.Linux.Uplink == "" {
 		testenv.Skip(t, "the sandbox has no uplink: %v", st.Linux.Unavailable["network"])
 	}

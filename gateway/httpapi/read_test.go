@@ -1,11 +1,13 @@
-package gateway
+package httpapi
 
 import (
-	"github.com/cmdgate/cmdgate/policies"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/policies"
 )
 
 // TestAuditEndpoints: the auditor reads back what happened, filters and pages, and
@@ -81,14 +83,14 @@ func TestPolicyEndpoints(t *testing.T) {
 	env := newEnv(t)
 	var p struct {
 		Revision, Source, Sandbox, Profile string
-		Files                              []policyFile
+		Files                              []gateway.PolicyFile
 		Allowlist                          []struct{ Title string }
 		Config                             struct {
 			UnknownCommand string `json:"unknown_command"`
 		}
 	}
 	env.do("GET", "/v1/policy", "approver", nil).decode(t, &p)
-	if p.Revision != env.srv.Revision() || p.Source != "embedded" || p.Sandbox != SandboxProcess || p.Profile != policies.ProfileStrict ||
+	if p.Revision != env.srv.Revision() || p.Source != "embedded" || p.Sandbox != gateway.SandboxProcess || p.Profile != policies.ProfileStrict ||
 		len(p.Files) == 0 || len(p.Files[0].SHA256) != 64 || len(p.Allowlist) == 0 || p.Config.UnknownCommand != "deny" {
 		t.Errorf("policy = %+v", p)
 	}

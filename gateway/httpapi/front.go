@@ -1,0 +1,338 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cmdgate/cmdgate/gateway"
+)
+
+// PromptTools are the system prompt's lines for the HTTP API (gateway.SetPromptTools).
+var PromptTools = []string{
+	"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
+	"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
+}
+
+// Front is the HTTP API over one gateway core. Create it with New, serve it with Serve
+// (or mount Handler in a server of your own).
+type Front struct {
+	core    *gateway.Server
+	opts    gateway.Options // the HTTP settings: BodyLimit, timeouts, the failure budget, ShutdownGrace
+	log     *slog.Logger
+	echo    *echo.Echo
+	routes  map[string]bool // the registered paths, for metric labels
+	limiter *authLimiter
+	metrics *metrics
+}
+
+// New builds the HTTP API over core, with the HTTP settings of core's Options, and
+// registers its metrics on core's registry. The system prompt lists the HTTP API's
+// tools unless a front set them already.
+func New(core *gateway.Server) *Front {
+	opts := core.Options()
+	f := &Front{core: core, opts: opts, log: opts.Logger,
+		limiter: newAuthLimiter(opts.AuthFailureRate, opts.AuthFailureBurst),
+		metrics: newMetrics(core.Registry())}
+	f.echo = f.newEcho()
+	core.SetPromptTools(PromptTools...)
+	return f
+}
+
+// Core is the gateway core the front serves.
+func (f *Front) Core() *gateway.Server { return f.core }
+
+// Handler is the HTTP API as an http.Handler.
+func (f *Front) Handler() http.Handler { return f.echo }
+
+// Mount serves h at path (and below it) for the given roles (admin always may), behind
+// the same bearer tokens, roles, failure budget and audit of refused authentications
+// as the HTTP API. It must be called before Serve.
+func (f *Front) Mount(path string, h http.Handler, roles ...gateway.Role) {
+	handler := echo.WrapHandler(h)
+	f.echo.Any(path, handler, f.require(roles...))
+	f.echo.Any(path+"/*", handler, f.require(roles...))
+	f.routes[path] = true
+	f.routes[path+"/*"] = true
+}
+
+// Serve answers HTTP requests on ln until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests and running commands finish for Options.ShutdownGrace, then
+// stops the commands still running (their execution records say so), waits for their
+// answers and returns. It does not close the core: call its Close after it.
+func (f *Front) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           f.echo,
+		ReadHeaderTimeout: f.opts.ReadHeaderTimeout,
+		ReadTimeout:       f.opts.ReadTimeout,
+		WriteTimeout:      f.opts.WriteTimeout,
+		IdleTimeout:       f.opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	f.log.Info("shutting down", "grace", f.opts.ShutdownGrace.String())
+	return f.shutdown(hs, served)
+}
+
+// shutdown stops hs gracefully: requests get ShutdownGrace, then running commands are
+// stopped and their handlers get a bounded time to answer.
+func (f *Front) shutdown(hs *http.Server, served <-chan error) error {
+	f.core.Drain()
+	grace := max(f.opts.ShutdownGrace, 0)
+	graceCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(graceCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		f.log.Warn("shutdown grace over: stopping the commands still running")
+		f.core.Abort()
+		finalCtx, cancel := context.WithTimeout(context.Background(), f.core.StopBound())
+		defer cancel()
+		err = hs.Shutdown(finalCtx)
+		if err != nil {
+			f.log.Error("requests still running after the commands were stopped: closing their connections", "error", err)
+			hs.Close()
+		}
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
+		return serr
+	}
+	return err
+}
+
+// reqInfo is what the gateway knows about one request, for its log line and records.
+type reqInfo struct {
+	id       string
+	start    time.Time
+	token    *gateway.Token // after authentication
+	decision string         // the policy's action, when one was taken
+	log      *slog.Logger
+}
+
+const infoKey = "cmdgate.request"
+
+func info(c echo.Context) *reqInfo {
+	if ri, ok := c.Get(infoKey).(*reqInfo); ok {
+		return ri
+	}
+	// Only reachable if a route bypassed the middleware: give a usable value.
+	ri := &reqInfo{id: gateway.NewRequestID(), start: time.Now()}
+	c.Set(infoKey, ri)
+	return ri
+}
+
+// newEcho builds the HTTP front: middleware (request id and log line, panic recovery,
+// body limit), the routes with their roles, and the one error handler.
+func (f *Front) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = f.handleError
+	// The client address is the peer's: X-Forwarded-For and X-Real-IP are not trusted,
+	// so a client cannot pick the address its failures are counted against.
+	e.IPExtractor = echo.ExtractIPDirect()
+
+	e.Pre(f.requestMiddleware)
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll:     true,
+		DisableErrorHandler: true, // the request middleware hands the error to handleError
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			info(c).log.Error("panic while handling the request", "error", err.Error(), "stack", string(stack))
+			return &gateway.Error{Code: gateway.CodeInternal, Message: "internal error", Err: fmt.Errorf("panic: %w", err)}
+		},
+	}))
+	e.Use(middleware.BodyLimit(strconv.FormatInt(f.opts.BodyLimit, 10) + "B"))
+	timeout := middleware.ContextTimeout(f.opts.RequestTimeout)
+
+	e.GET("/healthz", f.handleHealth)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(f.core.Registry(), promhttp.HandlerOpts{Registry: f.core.Registry()})), f.require(gateway.RoleAdmin), timeout)
+	v1 := e.Group("/v1")
+	v1.POST("/exec", f.handleExec, f.require(gateway.RoleAgent))
+	v1.POST("/decide", f.handleDecide, f.require(gateway.RoleAgent), timeout)
+	v1.GET("/audit", f.handleAudit, f.require(gateway.RoleAuditor), timeout)
+	v1.GET("/audit/verify", f.handleVerify, f.require(gateway.RoleAuditor), timeout)
+	v1.GET("/policy", f.handlePolicy, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
+	v1.GET("/policy/prompt", f.handlePrompt, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
+	f.routes = map[string]bool{}
+	for _, r := range e.Routes() {
+		f.routes[r.Path] = true
+	}
+	return e
+}
+
+// requestMiddleware gives every request its id (X-Request-Id when the client sent a
+// usable one, else a new one), echoed in the response header, and writes one log line
+// per request with stable keys. Errors are handed to handleError here, so the line and
+// the metrics see the final status.
+func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !validRequestID(id) {
+			id = gateway.NewRequestID()
+		}
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		ri := &reqInfo{id: id, start: time.Now()}
+		ri.log = f.log.With("request_id", id)
+		c.Set(infoKey, ri)
+
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+
+		status := c.Response().Status
+		route := c.Path()
+		if !f.routes[route] {
+			route = "other" // unknown paths must not grow the label set
+		}
+		elapsed := time.Since(ri.start)
+		f.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+		f.metrics.requestTime.WithLabelValues(route).Observe(elapsed.Seconds())
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		if !ri.log.Enabled(c.Request().Context(), level) {
+			return nil
+		}
+		attrs := []any{
+			"method", c.Request().Method,
+			"path", c.Request().URL.Path,
+			"status", status,
+			"duration_ms", elapsed.Milliseconds(),
+			"remote_addr", c.RealIP(),
+		}
+		if ri.token != nil {
+			attrs = append(attrs, "principal", ri.token.Name, "role", string(ri.token.Role))
+		}
+		if ri.decision != "" {
+			attrs = append(attrs, "decision", ri.decision)
+		}
+		ri.log.Log(c.Request().Context(), level, "request", attrs...)
+		return nil
+	}
+}
+
+// handleError is the one place where errors become HTTP answers: the contract's
+// {"error": {"code", "message", ...}} body and status, never echo's default body, never
+// an internal detail (the cause goes to the log).
+func (f *Front) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	e := asError(err)
+	ri := info(c)
+	if e.Code == gateway.CodeInternal || e.Code == gateway.CodeUnavailable {
+		ri.log.Error("request failed", "code", e.Code, "error", err.Error())
+	}
+	h := c.Response().Header()
+	switch e.Code {
+	case gateway.CodeUnauthenticated:
+		h.Set(echo.HeaderWWWAuthenticate, `Bearer realm="cmdgate"`)
+	case gateway.CodeRateLimited:
+		if e.RetryAfter > 0 {
+			h.Set(echo.HeaderRetryAfter, strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		}
+	}
+	body := errorBody{Error: errorJSON{
+		Code: e.Code, Message: e.Message, Decision: e.Decision, DecisionID: e.DecisionID,
+		Reasons: e.Reasons, RequestID: ri.id,
+	}}
+	if c.Request().Method == http.MethodHead {
+		c.NoContent(Status(e.Code))
+		return
+	}
+	writeJSON(c, Status(e.Code), body)
+}
+
+type errorBody struct {
+	Error errorJSON `json:"error"`
+}
+
+type errorJSON struct {
+	Code       string           `json:"code"`
+	Message    string           `json:"message"`
+	Decision   string           `json:"decision,omitempty"`
+	DecisionID string           `json:"decision_id,omitempty"`
+	Reasons    []gateway.Reason `json:"reasons,omitempty"`
+	RequestID  string           `json:"request_id,omitempty"`
+}
+
+// writeJSON answers v as JSON without HTML escaping (command output shows < > & as
+// they are).
+func writeJSON(c echo.Context, status int, v any) error {
+	return writeJSONWith(c, status, v, nil)
+}
+
+// writeJSONWith is writeJSON, with extra (`,"name":value` members) written into the
+// object v encodes to, as they are.
+func writeJSONWith(c echo.Context, status int, v any, extra []byte) error {
+	b := getBuffer()
+	defer putBuffer(b)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode answer: %w", err)
+	}
+	out := b.Bytes()
+	if len(extra) > 0 {
+		out = append(out[:len(out)-2], extra...) // before `}\n`
+		out = append(out, "}\n"...)
+	}
+	return c.Blob(status, echo.MIMEApplicationJSON, out)
+}
+
+// buffers holds the buffers answers are encoded into, for the time of a write.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer {
+	b := buffers.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 { // a huge answer's buffer is left to the GC
+		buffers.Put(b)
+	}
+}
+
+func (f *Front) handleHealth(c echo.Context) error {
+	if f.core.Draining() {
+		return writeJSON(c, http.StatusServiceUnavailable, map[string]string{"status": "shutting_down"})
+	}
+	return writeJSON(c, http.StatusOK, struct {
+		Status  string                `json:"status"`
+		Sandbox gateway.SandboxStatus `json:"sandbox"`
+	}{"ok", f.core.SandboxStatus()})
+}
+
+// validRequestID accepts a client's X-Request-Id: 1 to 128 printable ASCII characters
+// without spaces, so it is safe in logs and records.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= 0x20 || id[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,31 @@
+package httpapi
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// metrics are the HTTP front's metrics, on the core's registry. Paths are the route
+// patterns (unknown paths count as "other"), so the label sets stay bounded.
+type metrics struct {
+	authFailures *prometheus.CounterVec   // reason
+	requests     *prometheus.CounterVec   // path, code
+	requestTime  *prometheus.HistogramVec // path
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdgate_auth_failures_total",
+			Help: "Refused authentications by reason (missing, malformed, unknown, revoked, rate_limited).",
+		}, []string{"reason"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cmdgate_http_requests_total",
+			Help: "HTTP requests by route and status code.",
+		}, []string{"path", "code"}),
+		requestTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cmdgate_http_request_duration_seconds",
+			Help:    "HTTP request handling time by route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"path"}),
+	}
+	reg.MustRegister(m.authFailures, m.requests, m.requestTime)
+	return m
+}
