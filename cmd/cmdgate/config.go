@@ -118,6 +118,15 @@ type Config struct {
 	Exec      ExecConfig    `yaml:"exec"`
 	Audit     AuditConfig   `yaml:"audit"`
 	Server    ServerConfig  `yaml:"server"`
+	MCP       MCPConfig     `yaml:"mcp"`
+}
+
+// MCPConfig is the `mcp:` section: the stdio server of `cmdgate mcp`.
+type MCPConfig struct {
+	// Principal names a token in the data directory (agent or admin role, not revoked)
+	// whose principal `cmdgate mcp` calls as when no token is given: an MCP client's
+	// configuration then holds no secret. Revoking the token stops it.
+	Principal string `yaml:"principal"`
 }
 
 // SandboxConfig is the `sandbox:` key: the backend's name alone (`sandbox: linux`, the

@@ -24,8 +24,11 @@ pipeline as serve, in this process: the configuration, workspace, data directory
 run beside a serve on the same data directory.
 
 Every call comes from the principal of the agent token in $CMDGATE_TOKEN or in
---token-file (never a flag value: other users can read argv); the token must have the
-agent (or admin) role. Tools: exec_command, execute_command, shell_exec, system_info.
+--token-file (never a flag value: other users can read argv), or, when neither is
+given, of the token named by mcp.principal in the configuration file (a local
+principal: the client's configuration holds no secret, and revoking that token stops
+it). The token must have the agent (or admin) role. Tools: exec_command,
+execute_command, shell_exec, system_info.
 
 Example client configuration (the command and its environment):
   {"command": "cmdgate", "args": ["mcp", "--workspace", "/path/to/project"],
@@ -65,12 +68,12 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if secret == "" {
-		return fail("no token: set CMDGATE_TOKEN or --token-file (cmdgate token create --role agent --name NAME prints one)")
-	}
-	opts, _, err := m.serveConfig(sf)
+	opts, cfg, err := m.serveConfig(sf)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if secret == "" && cfg.MCP.Principal == "" {
+		return fail("no token: set CMDGATE_TOKEN or --token-file (cmdgate token create --role agent --name NAME prints one), or name a local principal in the configuration (mcp.principal)")
 	}
 	srv, err := gateway.New(ctx, opts)
 	if err != nil {
@@ -81,9 +84,13 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 		defer cancel()
 		srv.Close(cctx)
 	}()
-	tok, err := srv.CheckToken(secret)
-	if err != nil {
-		return fail("the token is not valid: %v", err)
+	var tok gateway.Token
+	if secret != "" {
+		if tok, err = srv.CheckToken(secret); err != nil {
+			return fail("the token is not valid: %v", err)
+		}
+	} else if tok, err = localPrincipal(srv.Tokens(), cfg.MCP.Principal); err != nil {
+		return fail("%v", err)
 	}
 	if tok.Role != gateway.RoleAgent && tok.Role != gateway.RoleAdmin {
 		return fail("the token %q has the %s role; the MCP server needs an agent token", tok.Name, tok.Role)
@@ -102,4 +109,26 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 		return fail("%v", err)
 	}
 	return exitOK
+}
+
+// localPrincipal is the live token named by mcp.principal.
+func localPrincipal(tokens *gateway.TokenStore, name string) (gateway.Token, error) {
+	list, err := tokens.List()
+	if err != nil {
+		return gateway.Token{}, err
+	}
+	revoked := false
+	for _, t := range list {
+		if t.Name != name {
+			continue
+		}
+		if !t.Revoked() {
+			return t, nil
+		}
+		revoked = true
+	}
+	if revoked {
+		return gateway.Token{}, fmt.Errorf("mcp.principal %q: its token was revoked", name)
+	}
+	return gateway.Token{}, fmt.Errorf("mcp.principal %q: no token of that name in the data directory (cmdgate token create --role agent --name %s)", name, name)
 }

@@ -200,4 +200,48 @@ func TestMCPStdio(t *testing.T) {
 			t.Errorf("cmdgate mcp with token %q: %v, stdout %q, stderr %q; want a refusal on stderr only", tok, err, stdout, stderr.String())
 		}
 	}
+	// A local principal named in the configuration: no token in the environment; the
+	// calls are that token's. An auditor's name, an unknown name and a revoked token
+	// are refused at start.
+	config := func(principal string) string {
+		p := filepath.Join(dir, principal+".yaml")
+		if err := os.WriteFile(p, []byte("mcp:\n  principal: "+principal+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	local := func(principal string) *exec.Cmd {
+		cmd := exec.Command(bin, "mcp", "--workspace", ws, "--data", data, "--sandbox", "process", "--config", config(principal))
+		cmd.Env = env
+		return cmd
+	}
+	ls, err := client.Connect(t.Context(), &sdk.CommandTransport{Command: local("stdio-agent")}, nil)
+	if err != nil {
+		t.Fatalf("connect with mcp.principal: %v", err)
+	}
+	res, err = ls.CallTool(t.Context(), &sdk.CallToolParams{Name: "exec_command", Arguments: map[string]any{"cwd": ".", "command": []string{"echo", "local"}}})
+	if err != nil || res.IsError {
+		t.Fatalf("exec_command as the local principal = %+v, %v", res, err)
+	}
+	ls.Close()
+	cmd = exec.Command(bin, "audit", "query", "--data", data, "--kind", "decision", "--limit", "1")
+	cmd.Env = env
+	if out, err = cmd.Output(); err != nil || !bytes.Contains(out, []byte(`"name":"stdio-agent"`)) || !bytes.Contains(out, []byte(`local`)) {
+		t.Errorf("the local principal's call is not recorded under its name: %v %s", err, out)
+	}
+	revoke := exec.Command(bin, "token", "revoke", "--data", data, "stdio-agent")
+	revoke.Env = env
+	if out, err := revoke.CombinedOutput(); err != nil {
+		t.Fatalf("token revoke: %v %s", err, out)
+	}
+	for principal, why := range map[string]string{"stdio-agent": "revoked", "stdio-auditor": "auditor role", "nobody": "no token of that name"} {
+		cmd := local(principal)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdin = strings.NewReader("")
+		stdout, err := cmd.Output()
+		if err == nil || len(stdout) != 0 || !strings.Contains(stderr.String(), principal) {
+			t.Errorf("cmdgate mcp as local principal %s (%s): %v, stdout %q, stderr %q; want a refusal naming it", principal, why, err, stdout, stderr.String())
+		}
+	}
 }

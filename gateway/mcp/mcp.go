@@ -1,7 +1,7 @@
 // Package mcp is cmdgate's MCP server: a front of the gateway's core (gateway.Server's
 // Exec) built on the official Go SDK, served over streamable HTTP at /mcp on the HTTP
 // front's own listener (package gateway/httpapi), behind the same bearer tokens as the
-// HTTP API, and over stdio (ServeStdio).
+// HTTP API, and over stdio (StdioTransport, for `cmdgate mcp`).
 //
 // # Tools
 //
@@ -54,6 +54,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -202,7 +203,7 @@ func (t *tools) executeCommand(ctx context.Context, req *sdk.CallToolRequest, in
 	if strings.TrimSpace(in.Command) == "" {
 		return nil, nil, errors.New("INVALID_ARGUMENT: command is empty")
 	}
-	o, err := t.g.Exec(ctx, caller, &gateway.Request{Script: in.Command, ShellMode: executor.ShellDefault})
+	o, err := t.exec(ctx, req, caller, &gateway.Request{Script: in.Command, ShellMode: executor.ShellDefault})
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}
@@ -241,8 +242,8 @@ func unmarshalArgs(req *sdk.CallToolRequest, v any) error {
 func Mount(front *httpapi.Front, version string) {
 	g := front.Core()
 	g.SetPromptTools(slices.Concat(httpapi.PromptTools, PromptTools)...)
-	s := New(g, version, Options{})
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+	servers := &byRevision{build: func() *sdk.Server { return New(g, version, Options{}) }, g: g}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return servers.get() }, &sdk.StreamableHTTPOptions{
 		Logger: g.Logger(),
 	})
 	// The gateway has authenticated the request already (require): the SDK's
@@ -256,6 +257,28 @@ func Mount(front *httpapi.Front, version string) {
 		return &auth.TokenInfo{UserID: tok.Name, Extra: map[string]any{"role": string(tok.Role)}}, nil
 	}
 	front.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent)
+}
+
+// byRevision holds the MCP server of the policy revision in force: a session opened
+// after a reload gets instructions (the system prompt) of the new bundle; sessions
+// already open keep theirs.
+type byRevision struct {
+	build func() *sdk.Server
+	g     *gateway.Server
+
+	mu  sync.Mutex
+	rev string
+	s   *sdk.Server
+}
+
+func (b *byRevision) get() *sdk.Server {
+	rev := b.g.Revision()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.s == nil || rev != b.rev {
+		b.s, b.rev = b.build(), rev
+	}
+	return b.s
 }
 
 // validUTF8 refuses a message that is not valid UTF-8 before the SDK decodes it: Go's
@@ -346,11 +369,52 @@ func (t *tools) execCommand(ctx context.Context, req *sdk.CallToolRequest, in ex
 		return nil, nil, err
 	}
 	r.Timeout, r.MaxOutput = time.Duration(ms)*time.Millisecond, int(chars)
-	o, err := t.g.Exec(ctx, caller, r)
+	o, err := t.exec(ctx, req, caller, r)
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}
 	return nil, &execOutput{Result: *o.Result, Decision: o.Decision, DecisionID: o.DecisionID}, nil
+}
+
+// ProgressInterval is how often a running command's tool call sends a progress
+// notification, when the client asked for them (a progress token in the call).
+const ProgressInterval = time.Second
+
+// exec runs the request through the core. When the call carries a progress token,
+// a progress notification goes out every ProgressInterval while the command runs:
+// progress counts them, the message says for how long it has run.
+func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gateway.Caller, r *gateway.Request) (*gateway.Outcome, error) {
+	var token any
+	if call.Params != nil {
+		token = call.Params.GetProgressToken()
+	}
+	if token == nil || call.Session == nil {
+		return t.g.Exec(ctx, caller, r)
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(ProgressInterval)
+		defer tick.Stop()
+		start := time.Now()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				err := call.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n),
+					Message: fmt.Sprintf("running for %s", now.Sub(start).Round(time.Second))})
+				if err != nil {
+					caller.Log.Debug("progress notification not sent", "error", err.Error())
+				}
+			}
+		}
+	}()
+	defer func() { close(done); <-stopped }() // no notification after the result
+	return t.g.Exec(ctx, caller, r)
 }
 
 // whole turns a number argument into an integer: the schema says number, the value

@@ -35,7 +35,7 @@ type env struct {
 	requestTimeout time.Duration
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, configure ...func(*gateway.Options)) *env {
 	t.Helper()
 	base := t.TempDir()
 	ws := filepath.Join(base, "ws")
@@ -43,11 +43,15 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	data := filepath.Join(base, "data")
-	srv, err := gateway.New(t.Context(), gateway.Options{
+	opts := gateway.Options{
 		Workspace: ws, DataDir: data, Sandbox: gateway.SandboxProcess,
 		AuthFailureBurst: 1000, AuthFailureRate: 1000,
 		Policy: policies.Config{AllowedCommands: policies.AllowedCommands{Additional: []string{"sleep", "printf", "no-such-cmd-xyz"}}},
-	})
+	}
+	for _, c := range configure {
+		c(&opts)
+	}
+	srv, err := gateway.New(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,7 @@ func (t *tools) shellExec(ctx context.Context, req *sdk.CallToolRequest) (res *s
 	if err != nil {
 		return textResult("Error: "+err.Error(), true), nil
 	}
-	o, err := t.g.Exec(ctx, caller, &gateway.Request{Script: in.Cmd, Cwd: cwd, ShellMode: executor.ShellDefault})
+	o, err := t.exec(ctx, req, caller, &gateway.Request{Script: in.Cmd, Cwd: cwd, ShellMode: executor.ShellDefault})
 	var e *gateway.Error
 	switch {
 	case errors.As(err, &e) && e.Code == gateway.CodeDenied:
