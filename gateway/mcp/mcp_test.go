@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -333,6 +334,46 @@ func TestAuthentication(t *testing.T) {
 	}
 	if res := call(t, s, map[string]any{"cwd": ".", "command": []string{"true"}}); res.IsError {
 		t.Errorf("after the malformed frame: %q", text(res))
+	}
+	// A call after the session was deleted: 404, and the server serves new sessions.
+	del, _ := http.NewRequestWithContext(t.Context(), "DELETE", e.url+mcp.Path, nil)
+	del.Header.Set("Authorization", "Bearer "+e.alice)
+	del.Header.Set("Mcp-Session-Id", s.ID())
+	resp, err := http.DefaultClient.Do(del)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("DELETE of the session: %d", resp.StatusCode)
+	}
+	if code := post(e.alice, s.ID(), list); code != http.StatusNotFound {
+		t.Errorf("a call in a deleted session: %d, want 404", code)
+	}
+	if res := call(t, e.session(t, e.alice), map[string]any{"cwd": ".", "command": []string{"true"}}); res.IsError {
+		t.Errorf("a new session after the deleted one: %q", text(res))
+	}
+}
+
+// A command the policy answers ask for is not run: the tool answers at once with the
+// decision and its id (approvals are not enabled), and nothing ran.
+func TestAskIsNotRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(o *gateway.Options) {
+		o.Policy.AllowedCommands.Exclude = []string{"touch"}
+		o.Policy.UnknownCommand = "ask"
+	})
+	s := e.session(t, e.alice)
+	res := call(t, s, map[string]any{"cwd": ".", "command": []string{"touch", "marker"}})
+	if !res.IsError || !strings.Contains(text(res), "decision: ask") || !strings.Contains(text(res), "decision_id: ") || !strings.Contains(text(res), "approval") {
+		t.Errorf("exec_command of a command that asks: %v %q; want a tool error with decision ask, its id, and why", res.IsError, text(res))
+	}
+	shell, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{"uri": ".", "cmd": "touch marker"}})
+	if err != nil || !shell.IsError || !strings.HasPrefix(text(shell), "User rejected the shell command execution.") {
+		t.Errorf("shell_exec of a command that asks: %v %v %q", err, shell.IsError, text(shell))
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "marker")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran: %v", err)
 	}
 }
 
