@@ -40,6 +40,9 @@ type Caller struct {
 	Gone string
 	// Log receives the pipeline's log lines about the request; nil discards them.
 	Log *slog.Logger
+	// OnPending, when set, is called when the request became a pending approval,
+	// before Exec waits for its decision (Request.Wait).
+	OnPending func(*Approval)
 }
 
 func (c Caller) log() *slog.Logger {
@@ -105,10 +108,12 @@ func (s *Server) Decide(ctx context.Context, caller Caller, req *Request) (*Outc
 
 // Exec runs the whole pipeline: decide, and for allow run the command and record its
 // execution, whatever happens to the caller meanwhile (ctx ending stops the command,
-// like its timeout). Deny and ask return the Outcome with a DENIED *Error carrying the
-// decision, its id and the reasons (approvals are not enabled yet, so ask fails
-// closed). A command that ran returns the Outcome with its Result, whatever its exit
-// code.
+// like its timeout). Deny returns the Outcome with a DENIED *Error carrying the
+// decision, its id and the reasons. Ask holds the request as a pending approval
+// (approvals.go) and returns APPROVAL_PENDING with its id, or, when the request waits
+// (Request.Wait), what the approval gave by then: the Outcome of the run, DENIED, or
+// still APPROVAL_PENDING. With approvals disabled ask is DENIED. A command that ran
+// returns the Outcome with its Result, whatever its exit code.
 func (s *Server) Exec(ctx context.Context, caller Caller, req *Request) (*Outcome, error) {
 	d, err := s.decide(ctx, caller, req)
 	if err != nil {
@@ -121,8 +126,11 @@ func (s *Server) Exec(ctx context.Context, caller Caller, req *Request) (*Outcom
 	switch d.decision.Action {
 	case policies.ActionAllow:
 	case policies.ActionAsk:
-		return o, &Error{Code: CodeDenied, Decision: d.decision.Action, DecisionID: d.record.ID, Reasons: d.reasons,
-			Message: "this command needs a human approval, and approvals are not enabled on this gateway: " + reasonSummary(d.reasons)}
+		if s.opts.Approvals.Disabled {
+			return o, &Error{Code: CodeDenied, Decision: d.decision.Action, DecisionID: d.record.ID, Reasons: d.reasons,
+				Message: "this command needs a human approval, and approvals are not enabled on this gateway: " + reasonSummary(d.reasons)}
+		}
+		return s.execApproval(ctx, caller, d, o)
 	default:
 		return o, &Error{Code: CodeDenied, Decision: d.decision.Action, DecisionID: d.record.ID, Reasons: d.reasons,
 			Message: "the policy denied this command: " + reasonSummary(d.reasons)}
@@ -133,6 +141,29 @@ func (s *Server) Exec(ctx context.Context, caller Caller, req *Request) (*Outcom
 	}
 	o.Result = &res
 	return o, nil
+}
+
+// execApproval holds a request the policy answered ask for as a pending approval and,
+// when the request asks to wait, waits for its decision (and, approved, its result).
+func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o *Outcome) (*Outcome, error) {
+	a, err := s.askApproval(ctx, caller, d)
+	if err != nil {
+		return o, err
+	}
+	if caller.OnPending != nil {
+		caller.OnPending(a)
+	}
+	if d.req.Wait > 0 {
+		if a, err = s.waitApproval(ctx, a.ID, min(d.req.Wait, s.opts.Approvals.Wait)); err != nil {
+			return o, err
+		}
+	}
+	ao, err := ApprovalOutcome(a)
+	if ao == nil {
+		return o, err
+	}
+	ao.Sandbox, ao.Doc = o.Sandbox, o.Doc
+	return ao, err
 }
 
 // decide is Decide's work, keeping what Exec needs to run the command. When the policy

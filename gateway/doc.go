@@ -49,9 +49,14 @@
 //     reasons, the bundle revision; a remembered request's input from its
 //     audit.InputTemplate, stored the same) and go on only once it is durable. An audit
 //     store that cannot take it is 503 UNAVAILABLE and nothing runs;
-//  6. deny or ask: 403 DENIED with decision, decision_id and reasons. There is no
-//     approval queue yet, so ask fails closed with a message saying a human approval is
-//     needed. /v1/decide answers every decision, deny and ask included, as 200
+//  6. deny: 403 DENIED with decision, decision_id and reasons. Ask: the request becomes
+//     a pending approval (approvals.go: stored in StateFile, its approval record
+//     appended) and the answer is APPROVAL_PENDING with its id, or, when the request
+//     waits (Request.Wait), what a human decided by then: the run's result, DENIED, or
+//     still pending. Approving (DecideApproval: approver or admin, never the requester)
+//     appends a decision record that allows the held request and runs it, once, exactly
+//     as held. With approvals disabled ask is DENIED. /v1/decide answers every
+//     decision, deny and ask included, as 200
 //     {decision, decision_id, revision, reasons, commands, sandbox}: its client asked
 //     what the policy says;
 //  7. allow on /v1/exec: run through the executor (Spec.Network from the decision),

@@ -24,6 +24,7 @@ const (
 	CodeCommandNotFound  = "COMMAND_NOT_FOUND"
 	CodeApprovalPending  = "APPROVAL_PENDING"
 	CodeRateLimited      = "RATE_LIMITED"
+	CodeConflict         = "CONFLICT"
 	CodeInternal         = "INTERNAL"
 	CodeUnavailable      = "UNAVAILABLE"
 )
@@ -39,6 +40,9 @@ type Error struct {
 	Decision   string
 	DecisionID string
 	Reasons    []Reason
+	// ApprovalID names the approval of APPROVAL_PENDING, and of a DENIED that a human
+	// (or nobody in time) decided.
+	ApprovalID string
 	// RetryAfter, when positive, is sent as the Retry-After header (RATE_LIMITED) in
 	// whole seconds, rounded up.
 	RetryAfter time.Duration

@@ -97,6 +97,8 @@ type Options struct {
 	SandboxInput parse.Sandbox
 	// Audit configures the audit store in DataDir.
 	Audit audit.Options
+	// Approvals configures the approvals of ask decisions.
+	Approvals ApprovalOptions
 	// Logger receives the structured logs; nil discards them.
 	Logger *slog.Logger
 
@@ -120,8 +122,8 @@ type Options struct {
 	// commands have their own timeout); default 1 minute.
 	RequestTimeout time.Duration
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the HTTP
-	// server's; defaults 10 s, 30 s, the executor's largest timeout plus a minute, and
-	// 2 minutes.
+	// server's; defaults 10 s, 30 s, the longest approval wait plus the executor's
+	// largest timeout plus a minute, and 2 minutes.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -197,12 +199,17 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = DefaultReadTimeout
 	}
+	var aerr error
+	if o.Approvals, aerr = o.Approvals.withDefaults(); aerr != nil {
+		errs = append(errs, aerr)
+	}
 	if o.WriteTimeout == 0 {
 		maxTimeout := o.Executor.MaxTimeout
 		if maxTimeout == 0 {
 			maxTimeout = executor.DefaultMaxTimeout
 		}
-		o.WriteTimeout = maxTimeout + time.Minute
+		// An exec request may wait for an approval, then run its command.
+		o.WriteTimeout = o.Approvals.Wait + maxTimeout + time.Minute
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout

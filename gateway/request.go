@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +28,9 @@ type Request struct {
 	Timeout   time.Duration // within the executor's bounds
 	MaxOutput int           // characters per stream, within the executor's bounds
 	Task      string
+	// Wait is how long Exec waits for the decision on an approval the request needs
+	// (capped by ApprovalOptions.Wait); 0 answers APPROVAL_PENDING at once.
+	Wait time.Duration
 }
 
 // requestFields are the members the body may have, and their JSON types.
@@ -38,6 +43,7 @@ var requestFields = map[string]string{
 	"timeout_ms":       "an integer",
 	"max_output_chars": "an integer",
 	"task":             "a string",
+	"wait_ms":          "an integer",
 }
 
 // maxTaskLen bounds the task name.
@@ -65,7 +71,7 @@ func decodeExecRequest(raw []byte, cfg executor.Config) (*Request, error) {
 	if !utf8.Valid(raw) {
 		return nil, invalid("the request body is not valid UTF-8")
 	}
-	members, err := objectMembers(raw)
+	members, err := objectMembers(raw, requestFields)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +127,15 @@ func decodeExecRequest(raw []byte, cfg executor.Config) (*Request, error) {
 				return nil, err
 			}
 			maxOutput = &n
+		case "wait_ms":
+			n, err := jsonInt(m.name, m.value)
+			if err != nil {
+				return nil, err
+			}
+			if n < 0 {
+				return nil, invalid("wait_ms must not be negative")
+			}
+			r.Wait = time.Duration(min(n, int64(24*time.Hour/time.Millisecond))) * time.Millisecond
 		case "task":
 			if r.Task, err = jsonString(m.name, m.value); err != nil {
 				return nil, err
@@ -200,6 +215,9 @@ func (r *Request) validate(cfg executor.Config, maxScript int) error {
 			return err
 		}
 	}
+	if r.Wait < 0 {
+		return invalid("wait_ms must not be negative")
+	}
 	if r.Timeout == 0 {
 		r.Timeout, _ = cfg.TimeoutMS(nil)
 	}
@@ -251,7 +269,7 @@ type member struct {
 
 // objectMembers splits raw, which must be exactly one JSON object, into its members,
 // refusing unknown and repeated names and anything after the object.
-func objectMembers(raw []byte) ([]member, error) {
+func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
@@ -268,8 +286,8 @@ func objectMembers(raw []byte) ([]member, error) {
 			return nil, invalid("the request body is not JSON: %s", jsonProblem(err))
 		}
 		name, _ := tok.(string)
-		if _, known := requestFields[name]; !known {
-			return nil, invalid("unknown field %q (known: argv, command, cwd, max_output_chars, shell_mode, stdin, task, timeout_ms)", truncate(name, 64))
+		if _, known := fields[name]; !known {
+			return nil, invalid("unknown field %q (known: %s)", truncate(name, 64), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 		}
 		if seen[name] {
 			return nil, invalid("field %q appears twice", name)
@@ -454,4 +472,35 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// verdictFields are the members of an approval decision's body.
+var verdictFields = map[string]string{"comment": "a string", "scope": "a string"}
+
+// DecodeVerdict reads the JSON body of an approval decision, {"comment", "scope"} (both
+// optional; an empty body is none), as strictly as DecodeRequest.
+func DecodeVerdict(raw []byte, approve bool) (Verdict, error) {
+	v := Verdict{Approve: approve}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return v, nil
+	}
+	if !utf8.Valid(raw) {
+		return v, invalid("the request body is not valid UTF-8")
+	}
+	members, err := objectMembers(raw, verdictFields)
+	if err != nil {
+		return v, err
+	}
+	for _, m := range members {
+		switch m.name {
+		case "comment":
+			v.Comment, err = jsonString(m.name, m.value)
+		case "scope":
+			v.Scope, err = jsonString(m.name, m.value)
+		}
+		if err != nil {
+			return v, err
+		}
+	}
+	return v, nil
 }

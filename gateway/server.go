@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
@@ -50,6 +51,12 @@ type Server struct {
 	kill     context.Context
 	killNow  context.CancelCauseFunc
 	draining atomic.Bool // set when shutdown began: /healthz says so
+
+	state       *stateStore     // approvals
+	waiters     approvalWaiters // callers waiting on an approval's change
+	background  sync.WaitGroup  // approved commands started in the background
+	stopLoops   chan struct{}   // closed by Close: expireLoop returns
+	expiredDone chan struct{}   // closed when expireLoop returned
 
 	watch     *watcher // nil when PolicyDir is "" or NoWatch
 	closeOnce sync.Once
@@ -104,6 +111,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if s.store, err = audit.Open(ctx, opts.DataDir, opts.Audit); err != nil {
 		return nil, err
 	}
+	if s.state, err = openStateStore(ctx, opts.DataDir); err == nil {
+		err = s.recoverApprovals(ctx)
+	}
+	if err != nil {
+		if s.state != nil {
+			s.state.close()
+		}
+		s.store.Close(ctx)
+		return nil, fmt.Errorf("data directory %s: %w", opts.DataDir, err)
+	}
 	engine, loadErr := policies.New(ctx, s.policyOptions()...)
 	rev := ""
 	if loadErr == nil {
@@ -111,6 +128,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.recordPolicyLoad(ctx, "start", "", rev, loadErr)
 	if loadErr != nil {
+		s.state.close()
 		s.store.Close(ctx)
 		return nil, fmt.Errorf("load policy: %w", loadErr)
 	}
@@ -120,11 +138,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.PolicyDir != "" && !opts.NoWatch {
 		w, err := newWatcher(opts.PolicyDir, opts.ReloadDebounce, s.reloadFromWatch, s.log)
 		if err != nil {
+			s.state.close()
 			s.store.Close(ctx)
 			return nil, err
 		}
 		s.watch = w
 	}
+	s.stopLoops, s.expiredDone = make(chan struct{}), make(chan struct{})
+	go s.expireLoop(time.Second)
 	ok = true
 	return s, nil
 }
@@ -291,14 +312,19 @@ func (s *Server) Close(ctx context.Context) error {
 		s.closed = true
 		s.runMu.Unlock()
 		done := make(chan struct{})
-		go func() { s.running.Wait(); close(done) }()
+		go func() { s.background.Wait(); s.running.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-ctx.Done():
 			s.killNow(ErrShutdown)
 			<-done
 		}
+		close(s.stopLoops)
+		<-s.expiredDone
 		var errs []error
+		if err := s.state.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the state store: %w", err))
+		}
 		if s.watch != nil {
 			errs = append(errs, s.watch.close())
 		}

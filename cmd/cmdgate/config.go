@@ -107,18 +107,31 @@ import (
 //	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
 //	  gc_percent: 400           # the Go GC target of cmdgate serve (GOGC); the GOGC variable wins
 type Config struct {
-	Listen    string        `yaml:"listen"`
-	Workspace string        `yaml:"workspace"`
-	Data      string        `yaml:"data"`
-	Sandbox   SandboxConfig `yaml:"sandbox"`
-	Env       EnvConfig     `yaml:"env"`
-	Linux     LinuxConfig   `yaml:"linux"`
-	Log       LogConfig     `yaml:"log"`
-	Policy    PolicyConfig  `yaml:"policy"`
-	Exec      ExecConfig    `yaml:"exec"`
-	Audit     AuditConfig   `yaml:"audit"`
-	Server    ServerConfig  `yaml:"server"`
-	MCP       MCPConfig     `yaml:"mcp"`
+	Listen    string          `yaml:"listen"`
+	Workspace string          `yaml:"workspace"`
+	Data      string          `yaml:"data"`
+	Sandbox   SandboxConfig   `yaml:"sandbox"`
+	Env       EnvConfig       `yaml:"env"`
+	Linux     LinuxConfig     `yaml:"linux"`
+	Log       LogConfig       `yaml:"log"`
+	Policy    PolicyConfig    `yaml:"policy"`
+	Exec      ExecConfig      `yaml:"exec"`
+	Audit     AuditConfig     `yaml:"audit"`
+	Server    ServerConfig    `yaml:"server"`
+	MCP       MCPConfig       `yaml:"mcp"`
+	Approvals ApprovalsConfig `yaml:"approvals"`
+}
+
+// ApprovalsConfig is the `approvals:` section: what happens to a command the policy
+// answers ask for.
+type ApprovalsConfig struct {
+	// Enabled holds such a command for a human's decision; false refuses it at once.
+	Enabled *bool `yaml:"enabled"`
+	// Expiry is how long an approval waits for a decision (nobody deciding denies).
+	Expiry time.Duration `yaml:"expiry"`
+	// Wait is how long an MCP tool call waits for the decision, and the most an exec
+	// request's wait_ms may ask.
+	Wait time.Duration `yaml:"wait"`
 }
 
 // MCPConfig is the `mcp:` section: the stdio server of `cmdgate mcp`.
@@ -435,6 +448,8 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.ReloadDebounce = c.Policy.ReloadDebounce
 	opts.Executor = c.executor()
 	opts.Audit = c.Audit.options()
+	opts.Approvals = gateway.ApprovalOptions{Disabled: c.Approvals.Enabled != nil && !*c.Approvals.Enabled,
+		Expiry: c.Approvals.Expiry, Wait: c.Approvals.Wait}
 	opts.BodyLimit = c.Server.BodyLimit
 	opts.ShutdownGrace = c.Server.ShutdownGrace
 	opts.RequestTimeout = c.Server.RequestTimeout

@@ -61,6 +61,10 @@ server:
   auth_failure_rate: 0.5
   auth_failure_burst: 3
   gc_percent: 150
+approvals:
+  enabled: false
+  expiry: 2m
+  wait: 30s
 `
 
 func TestServeOptionsFromFile(t *testing.T) {
@@ -102,6 +106,7 @@ func TestServeOptionsFromFile(t *testing.T) {
 		BodyLimit: 4096, ShutdownGrace: time.Minute, RequestTimeout: 5 * time.Second, ReadHeaderTimeout: 2 * time.Second,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 31 * time.Minute, IdleTimeout: 4 * time.Second,
 		AuthFailureRate: 0.5, AuthFailureBurst: 3,
+		Approvals: gateway.ApprovalOptions{Disabled: true, Expiry: 2 * time.Minute, Wait: 30 * time.Second},
 	}
 	want.Policy.AllowedCommands.UseDefault = &no
 	want.Policy.AllowedCommands.CustomList = []string{"go", "git status"}

@@ -22,6 +22,9 @@
 //	POST /v1/exec, POST /v1/decide           agent
 //	GET /v1/audit, GET /v1/audit/verify      auditor
 //	GET /v1/policy, GET /v1/policy/prompt    any role
+//	GET /v1/approvals, GET /v1/approvals/{id} any role (an agent: its own)
+//	POST /v1/approvals/{id}/approve, …/deny  approver (the core refuses, and audits,
+//	                                         every other role and the requester)
 //	GET /metrics                             admin
 //	GET /healthz                             no token
 //
@@ -50,6 +53,8 @@
 //	413 TOO_LARGE          body over gateway.Options.BodyLimit (1 MiB)
 //	422 NOT_DIRECTORY      cwd missing or not a directory
 //	422 COMMAND_NOT_FOUND  direct mode, argv[0] not found (the message names it)
+//	202 APPROVAL_PENDING   the command waits for a human's approval (approval_id)
+//	409 CONFLICT           an approval decided twice, or decided after it expired
 //	429 RATE_LIMITED       too many failed authentications from the address
 //	500 INTERNAL           anything unexpected, panics included: no detail is sent
 //	503 UNAVAILABLE        audit store or token store unavailable, request timed out,

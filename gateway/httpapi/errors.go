@@ -23,6 +23,7 @@ var statusOf = map[string]int{
 	gateway.CodeCommandNotFound:  http.StatusUnprocessableEntity,
 	gateway.CodeApprovalPending:  http.StatusAccepted,
 	gateway.CodeRateLimited:      http.StatusTooManyRequests,
+	gateway.CodeConflict:         http.StatusConflict,
 	gateway.CodeInternal:         http.StatusInternalServerError,
 	gateway.CodeUnavailable:      http.StatusServiceUnavailable,
 }

@@ -20,9 +20,7 @@ import (
 // request reads and validates the body of an exec or decide request and names its
 // caller.
 func (f *Front) request(c echo.Context, endpoint string) (gateway.Caller, *gateway.Request, error) {
-	ri := info(c)
-	caller := gateway.Caller{Name: ri.token.Name, Role: ri.token.Role, RequestID: ri.id, Endpoint: endpoint,
-		RemoteAddr: c.RealIP(), Log: ri.log}
+	caller := caller(c, endpoint)
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return caller, nil, fmt.Errorf("read request body: %w", err)

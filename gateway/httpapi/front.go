@@ -170,6 +170,13 @@ func (f *Front) newEcho() *echo.Echo {
 	v1.GET("/audit/verify", f.handleVerify, f.require(gateway.RoleAuditor), timeout)
 	v1.GET("/policy", f.handlePolicy, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	v1.GET("/policy/prompt", f.handlePrompt, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
+	anyRole := f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor)
+	v1.GET("/approvals", f.handleApprovals, anyRole, timeout)
+	v1.GET("/approvals/:id", f.handleApproval, anyRole) // wait_ms bounds it
+	// Every role reaches the decision: the core refuses (and audits) all but approvers,
+	// and a requester deciding its own approval.
+	v1.POST("/approvals/:id/approve", f.handleApprove, anyRole, timeout)
+	v1.POST("/approvals/:id/deny", f.handleDeny, anyRole, timeout)
 	f.routes = map[string]bool{}
 	for _, r := range e.Routes() {
 		f.routes[r.Path] = true
@@ -252,7 +259,7 @@ func (f *Front) handleError(err error, c echo.Context) {
 	}
 	body := errorBody{Error: errorJSON{
 		Code: e.Code, Message: e.Message, Decision: e.Decision, DecisionID: e.DecisionID,
-		Reasons: e.Reasons, RequestID: ri.id,
+		Reasons: e.Reasons, ApprovalID: e.ApprovalID, RequestID: ri.id,
 	}}
 	if c.Request().Method == http.MethodHead {
 		c.NoContent(Status(e.Code))
@@ -271,6 +278,7 @@ type errorJSON struct {
 	Decision   string           `json:"decision,omitempty"`
 	DecisionID string           `json:"decision_id,omitempty"`
 	Reasons    []gateway.Reason `json:"reasons,omitempty"`
+	ApprovalID string           `json:"approval_id,omitempty"`
 	RequestID  string           `json:"request_id,omitempty"`
 }
 

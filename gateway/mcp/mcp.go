@@ -13,10 +13,12 @@
 //     decision is recorded before anything runs, and the sandbox runs it. The result is
 //     {cwd, command, exit_code, stdout, stderr, stdout_truncated, stderr_truncated,
 //     timed_out, duration_ms, stdout_bytes, stderr_bytes, decision, decision_id} as
-//     structured content, and the same JSON as text. A denial, an ask (approvals are
-//     not enabled yet: nothing runs) and every error are tool results with isError true
-//     whose text gives the code, the message, the reasons and the decision id, so that
-//     the model can change course.
+//     structured content, and the same JSON as text. A command the policy asks a human
+//     about waits for the approval up to the gateway's approval wait (with progress
+//     notifications), then answers its result. A denial, an approval still pending
+//     (APPROVAL_PENDING with the approval's id) and every error are tool results with
+//     isError true whose text gives the code, the message, the reasons and the decision
+//     id, so that the model can change course.
 //   - shell_exec(uri, cmd, shell_path?) and system_info: the shell tool pair of the
 //     Mutsumi agent with its answers (shell.go): STDOUT/STDERR/ERROR sections, "Command
 //     executed with no output.", the missing-argument error, and "User rejected the
@@ -55,6 +57,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -380,10 +383,13 @@ func (t *tools) execCommand(ctx context.Context, req *sdk.CallToolRequest, in ex
 // notification, when the client asked for them (a progress token in the call).
 const ProgressInterval = time.Second
 
-// exec runs the request through the core. When the call carries a progress token,
-// a progress notification goes out every ProgressInterval while the command runs:
-// progress counts them, the message says for how long it has run.
+// exec runs the request through the core. A request the policy asks a human about
+// waits for the decision up to the gateway's approval wait. When the call carries a
+// progress token, a progress notification goes out every ProgressInterval meanwhile:
+// progress counts them, the message says whether the call waits for an approval (and
+// which) or for how long the command has run.
 func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gateway.Caller, r *gateway.Request) (*gateway.Outcome, error) {
+	r.Wait = t.g.Options().Approvals.Wait
 	var token any
 	if call.Params != nil {
 		token = call.Params.GetProgressToken()
@@ -391,6 +397,8 @@ func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gate
 	if token == nil || call.Session == nil {
 		return t.g.Exec(ctx, caller, r)
 	}
+	var waiting atomic.Pointer[string] // the approval waited for, while there is one
+	caller.OnPending = func(a *gateway.Approval) { waiting.Store(&a.ID) }
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -405,8 +413,11 @@ func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gate
 			case <-ctx.Done():
 				return
 			case now := <-tick.C:
-				err := call.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n),
-					Message: fmt.Sprintf("running for %s", now.Sub(start).Round(time.Second))})
+				msg := fmt.Sprintf("running for %s", now.Sub(start).Round(time.Second))
+				if id := waiting.Load(); id != nil {
+					msg = fmt.Sprintf("waiting for a human to approve the command (approval %s) for %s", *id, now.Sub(start).Round(time.Second))
+				}
+				err := call.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg})
 				if err != nil {
 					caller.Log.Debug("progress notification not sent", "error", err.Error())
 				}
@@ -444,6 +455,9 @@ func describe(err error) string {
 	}
 	if e.DecisionID != "" {
 		fmt.Fprintf(&b, "\ndecision_id: %s", e.DecisionID)
+	}
+	if e.ApprovalID != "" {
+		fmt.Fprintf(&b, "\napproval_id: %s", e.ApprovalID)
 	}
 	for _, r := range e.Reasons {
 		fmt.Fprintf(&b, "\n- %s: %s", r.Rule, r.Message)

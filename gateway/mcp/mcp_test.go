@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ type env struct {
 	url, ws, data  string
 	alice, bob     string // agent tokens
 	auditor        string
+	approver       string
 	requestTimeout time.Duration
 }
 
@@ -74,7 +76,7 @@ func newEnv(t testing.TB, configure ...func(*gateway.Options)) *env {
 		p    *string
 		name string
 		role gateway.Role
-	}{{&e.alice, "alice", gateway.RoleAgent}, {&e.bob, "bob", gateway.RoleAgent}, {&e.auditor, "audrey", gateway.RoleAuditor}} {
+	}{{&e.alice, "alice", gateway.RoleAgent}, {&e.bob, "bob", gateway.RoleAgent}, {&e.auditor, "audrey", gateway.RoleAuditor}, {&e.approver, "april", gateway.RoleApprover}} {
 		if *tk.p, _, err = tokens.Create(tk.name, tk.role); err != nil {
 			t.Fatal(err)
 		}
@@ -355,25 +357,91 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
-// A command the policy answers ask for is not run: the tool answers at once with the
-// decision and its id (approvals are not enabled), and nothing ran.
-func TestAskIsNotRun(t *testing.T) {
+// A command the policy answers ask for waits for a human: nobody deciding within the
+// approval wait answers APPROVAL_PENDING with the approval's id (shell_exec: the
+// rejection text), and nothing ran; approved meanwhile, the call answers the command's
+// result, with progress notifications saying it waits for the approval.
+func TestApprovalThroughMCP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, func(o *gateway.Options) {
 		o.Policy.AllowedCommands.Exclude = []string{"touch"}
 		o.Policy.UnknownCommand = "ask"
+		o.Approvals.Wait = 3 * time.Second
 	})
 	s := e.session(t, e.alice)
 	res := call(t, s, map[string]any{"cwd": ".", "command": []string{"touch", "marker"}})
-	if !res.IsError || !strings.Contains(text(res), "decision: ask") || !strings.Contains(text(res), "decision_id: ") || !strings.Contains(text(res), "approval") {
-		t.Errorf("exec_command of a command that asks: %v %q; want a tool error with decision ask, its id, and why", res.IsError, text(res))
+	if !res.IsError || !strings.HasPrefix(text(res), "APPROVAL_PENDING: ") || !strings.Contains(text(res), "decision: ask") ||
+		!strings.Contains(text(res), "decision_id: ") || !strings.Contains(text(res), "approval_id: ") {
+		t.Errorf("exec_command of a command nobody approves: %v %q; want APPROVAL_PENDING with the decision and approval ids", res.IsError, text(res))
 	}
 	shell, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "shell_exec", Arguments: map[string]any{"uri": ".", "cmd": "touch marker"}})
 	if err != nil || !shell.IsError || !strings.HasPrefix(text(shell), "User rejected the shell command execution.") {
-		t.Errorf("shell_exec of a command that asks: %v %v %q", err, shell.IsError, text(shell))
+		t.Errorf("shell_exec of a command nobody approves: %v %v %q", err, shell.IsError, text(shell))
 	}
 	if _, err := os.Stat(filepath.Join(e.ws, "marker")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command ran: %v", err)
+	}
+
+	// Approved while the call waits: the call answers the result.
+	var progress []string
+	var mu sync.Mutex
+	c := sdk.NewClient(&sdk.Implementation{Name: "cmdgate-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params.Message)
+			mu.Unlock()
+		},
+	})
+	ps, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{
+		Endpoint: e.url + mcp.Path, HTTPClient: &http.Client{Transport: bearer{e.alice}}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	results := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		p := &sdk.CallToolParams{Name: "exec_command", Arguments: map[string]any{"cwd": ".", "command": []string{"touch", "approved"}}}
+		p.SetProgressToken("wait-1")
+		res, err := ps.CallTool(context.Background(), p)
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		results <- res
+	}()
+	approver := gateway.Caller{Name: "april", Role: gateway.RoleApprover, RequestID: gateway.NewRequestID(), Endpoint: "approve"}
+	var id string
+	for range 300 {
+		list, err := e.srv.Approvals(t.Context(), approver, gateway.ApprovalPending, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		waited := len(progress) > 0
+		mu.Unlock()
+		if len(list) > 0 && len(list[0].Request.Argv) == 2 && list[0].Request.Argv[1] == "approved" && waited {
+			id = list[0].ID
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("no pending approval with a progress notification within 3 s")
+	}
+	if _, err := e.srv.DecideApproval(t.Context(), approver, id, gateway.Verdict{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	res = <-results
+	if res.IsError || structured(t, res)["exit_code"] != float64(0) || structured(t, res)["decision"] != "allow" {
+		t.Errorf("exec_command approved while it waited: %v %q", res.IsError, text(res))
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "approved")); err != nil {
+		t.Errorf("the approved command did not run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(progress[0], "waiting for a human to approve the command (approval "+id+")") {
+		t.Errorf("progress while waiting: %q", progress)
 	}
 }
 

@@ -108,7 +108,7 @@ func (t *tools) shellExec(ctx context.Context, req *sdk.CallToolRequest) (res *s
 	o, err := t.exec(ctx, req, caller, &gateway.Request{Script: in.Cmd, Cwd: cwd, ShellMode: executor.ShellDefault})
 	var e *gateway.Error
 	switch {
-	case errors.As(err, &e) && e.Code == gateway.CodeDenied:
+	case errors.As(err, &e) && (e.Code == gateway.CodeDenied || e.Code == gateway.CodeApprovalPending):
 		return textResult(shellRejected+"\n"+describe(err), true), nil
 	case err != nil:
 		return textResult("ERROR:\n"+describe(err), true), nil
