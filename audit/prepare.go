@@ -35,7 +35,7 @@ type prepared struct {
 // appender's goroutine so that this work is spread over the callers.
 func (s *Store) prepare(r Record) (*prepared, error) {
 	if !r.Kind.Valid() {
-		return nil, &RecordError{"kind", fmt.Sprintf("unknown kind %q (want one of decision, execution, approval, policy_load, auth_failure)", sanitize(string(r.Kind)))}
+		return nil, &RecordError{"kind", fmt.Sprintf("unknown kind %q (want one of decision, execution, approval, grant, policy_load, auth_failure)", sanitize(string(r.Kind)))}
 	}
 	for _, f := range []struct{ name, v string }{
 		{"principal.name", r.Principal.Name}, {"principal.role", r.Principal.Role},

@@ -20,6 +20,9 @@ const (
 	KindExecution Kind = "execution"
 	// KindApproval is a human's answer to an "ask" decision; DecisionID names it.
 	KindApproval Kind = "approval"
+	// KindGrant is a change of a grant (an approval that covers more than one request):
+	// created, used (DecisionID names the decision it allowed) or revoked.
+	KindGrant Kind = "grant"
 	// KindPolicyLoad is the loading (or failed loading) of a policy bundle.
 	KindPolicyLoad Kind = "policy_load"
 	// KindAuthFailure is a request refused for a missing, unknown or revoked token.
@@ -29,7 +32,7 @@ const (
 // Valid reports whether k is one of the record kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindDecision, KindExecution, KindApproval, KindPolicyLoad, KindAuthFailure:
+	case KindDecision, KindExecution, KindApproval, KindGrant, KindPolicyLoad, KindAuthFailure:
 		return true
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,16 @@ type ApprovalOptions struct {
 	// Wait is how long an MCP tool call waits for the decision (with progress
 	// notifications), and the most a request's wait_ms may ask; default 5 minutes.
 	Wait time.Duration
+	// OnceOnly forbids grants: an approver may approve the held request alone.
+	OnceOnly bool
+	// GrantExpiry is a grant's lifetime when the approver gives none (default 8
+	// hours); MaxGrantExpiry the longest one may ask (default 7 days).
+	GrantExpiry    time.Duration
+	MaxGrantExpiry time.Duration
 }
+
+// PersistentGrants reports whether approvers may make grants (scopes beyond once).
+func (o ApprovalOptions) PersistentGrants() bool { return !o.OnceOnly }
 
 func (o ApprovalOptions) withDefaults() (ApprovalOptions, error) {
 	if o.Expiry == 0 {
@@ -60,8 +70,17 @@ func (o ApprovalOptions) withDefaults() (ApprovalOptions, error) {
 	if o.Wait == 0 {
 		o.Wait = DefaultApprovalWait
 	}
-	if o.Expiry < 0 || o.Wait < 0 {
-		return o, errors.New("approvals: expiry and wait must not be negative")
+	if o.GrantExpiry == 0 {
+		o.GrantExpiry = DefaultGrantExpiry
+	}
+	if o.MaxGrantExpiry == 0 {
+		o.MaxGrantExpiry = DefaultMaxGrantExpiry
+	}
+	if o.Expiry < 0 || o.Wait < 0 || o.GrantExpiry < 0 || o.MaxGrantExpiry < 0 {
+		return o, errors.New("approvals: expiry, wait and grant expiries must not be negative")
+	}
+	if o.GrantExpiry > o.MaxGrantExpiry {
+		return o, fmt.Errorf("approvals: grant_expiry %s is longer than max_grant_expiry %s", o.GrantExpiry, o.MaxGrantExpiry)
 	}
 	return o, nil
 }
@@ -90,6 +109,8 @@ type Approval struct {
 	DecidedAt *time.Time       `json:"decided_at,omitempty"`
 	Comment   string           `json:"comment,omitempty"`
 	Scope     string           `json:"scope,omitempty"`
+	// GrantID names the grant the approver made with the approval, if any.
+	GrantID string `json:"grant_id,omitempty"`
 	// RunDecisionID is the decision record under which the approved request ran.
 	RunDecisionID string           `json:"run_decision_id,omitempty"`
 	Result        *executor.Result `json:"result,omitempty"`
@@ -329,8 +350,15 @@ type Verdict struct {
 	Approve bool
 	// Comment is free text, recorded with the decision (at most 2000 bytes).
 	Comment string
-	// Scope is what an approval covers: ScopeOnce ("" means it) is the only one today.
+	// Scope is what an approval covers: ScopeOnce ("" means it), or a grant that also
+	// covers later requests: ScopeSession, ScopeTask, ScopeCommand, ScopePrefix.
 	Scope string
+	// Expiry is a grant's lifetime (0: ApprovalOptions.GrantExpiry); MaxUses bounds the
+	// requests it allows (0: no bound); Prefix are the first words of the commands a
+	// prefix grant allows.
+	Expiry  time.Duration
+	MaxUses int
+	Prefix  []string
 }
 
 // DecideApproval approves or denies a pending approval. Only the approver and admin
@@ -343,8 +371,8 @@ func (s *Server) DecideApproval(ctx context.Context, caller Caller, id string, v
 		v.Scope = ScopeOnce
 	}
 	switch {
-	case v.Scope != ScopeOnce:
-		return nil, Invalid("scope %q: only once is supported", truncate(v.Scope, 64))
+	case !slices.Contains([]string{ScopeOnce, ScopeSession, ScopeTask, ScopeCommand, ScopePrefix}, v.Scope):
+		return nil, Invalid("scope must be once, session, task, command or prefix, not %q", truncate(v.Scope, 64))
 	case len(v.Comment) > 2000:
 		return nil, Invalid("comment is %d bytes, at most 2000", len(v.Comment))
 	}
@@ -370,6 +398,12 @@ func (s *Server) DecideApproval(ctx context.Context, caller Caller, id string, v
 		return refuse(fmt.Sprintf("the %s role may not decide approvals (it needs the approver role)", caller.Role))
 	case caller.Name == a.Principal.Name:
 		return refuse("the requester of a command may not decide its own approval")
+	}
+	var grant *Grant
+	if v.Approve && v.Scope != ScopeOnce {
+		if grant, err = s.newGrant(a, caller, v); err != nil {
+			return nil, err
+		}
 	}
 	if a.State == ApprovalPending && !time.Now().Before(a.ExpiresAt) {
 		s.expire(a)
@@ -413,6 +447,14 @@ func (s *Server) DecideApproval(ctx context.Context, caller Caller, id string, v
 	if !v.Approve {
 		s.waiters.notify(a.ID)
 		return a, nil
+	}
+	if grant != nil {
+		if err := s.createGrant(ctx, caller, a, grant); err != nil {
+			// The held request was approved all the same: it runs.
+			caller.log().Error("cannot create the grant of an approval", "approval_id", a.ID, "error", err.Error())
+		} else {
+			a.GrantID = grant.ID
+		}
 	}
 	if err := s.runApproved(ctx, caller, a); err != nil {
 		return nil, err
@@ -528,6 +570,14 @@ func (s *Server) expireLoop(every time.Duration) {
 			}
 			for _, a := range due {
 				s.expire(a)
+			}
+			s.grantsMu.Lock()
+			next := s.nextGrantExpiry
+			s.grantsMu.Unlock()
+			if !next.IsZero() && !now.Before(next) {
+				if err := s.refreshGrants(context.Background()); err != nil {
+					s.log.Error("cannot refresh the grants", "error", err.Error())
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -99,7 +100,7 @@ const executionRecordTimeout = 30 * time.Second
 // policy decided (its DecisionID empty). Every decision, deny and ask included, is an
 // Outcome; errors are *Error with a contract code.
 func (s *Server) Decide(ctx context.Context, caller Caller, req *Request) (*Outcome, error) {
-	d, err := s.decide(ctx, caller, req)
+	d, err := s.decide(ctx, caller, req, false)
 	if d == nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func (s *Server) Decide(ctx context.Context, caller Caller, req *Request) (*Outc
 // still APPROVAL_PENDING. With approvals disabled ask is DENIED. A command that ran
 // returns the Outcome with its Result, whatever its exit code.
 func (s *Server) Exec(ctx context.Context, caller Caller, req *Request) (*Outcome, error) {
-	d, err := s.decide(ctx, caller, req)
+	d, err := s.decide(ctx, caller, req, true)
 	if err != nil {
 		if d == nil {
 			return nil, err
@@ -166,10 +167,11 @@ func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o 
 	return ao, err
 }
 
-// decide is Decide's work, keeping what Exec needs to run the command. When the policy
+// decide is Decide's work, keeping what Exec needs to run the command; run says that
+// the command will run when allowed, which counts the uses of the grants that allow it. When the policy
 // decided but the decision could not be recorded, it returns the decision (without a
 // record) and the error: nothing may run, and the caller may still log what was decided.
-func (s *Server) decide(ctx context.Context, caller Caller, req *Request) (*decided, error) {
+func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bool) (*decided, error) {
 	if err := req.validate(s.opts.Executor, s.opts.MaxScriptBytes); err != nil {
 		return nil, err
 	}
@@ -191,6 +193,24 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request) (*deci
 	if derr != nil {
 		// Decide denied (fail closed); the reason says why. Log the cause here.
 		caller.log().Warn("policy evaluation failed: denying", "error", derr.Error())
+	}
+	if run && decision.Action == policies.ActionAllow && len(decision.Grants) > 0 {
+		// Grants allowed it: count their uses. One that was used up, revoked or
+		// expired meanwhile is gone from the policy's data now: decide again.
+		ok, err := s.useGrants(ctx, decision.Grants)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if decision, derr = s.engine.Decide(ctx, doc); derr != nil {
+				caller.log().Warn("policy evaluation failed: denying", "error", derr.Error())
+			}
+			if decision.Action == policies.ActionAllow && len(decision.Grants) > 0 {
+				if ok, err := s.useGrants(ctx, decision.Grants); err != nil || !ok {
+					return nil, &Error{Code: CodeUnavailable, Err: err, Message: "the grants changed while the request was decided: retry"}
+				}
+			}
+		}
 	}
 	s.metrics.decisions.WithLabelValues(decision.Action, decisiveRule(decision)).Inc()
 	if size, _ := s.engine.DecisionCache(); size > 0 {
@@ -219,6 +239,9 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request) (*deci
 	if decision.Action == policies.ActionAllow && decision.Sandbox.Network {
 		// What the command may reach is part of what was decided.
 		dm["network"] = "granted"
+	}
+	if len(decision.Grants) > 0 {
+		dm["grants"] = strings.Join(decision.Grants, ",")
 	}
 	if decision.Cached {
 		// The policy gave this decision to the same document before, under the same
@@ -249,6 +272,16 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request) (*deci
 		}
 		return &decided{decision: decision}, &Error{Code: CodeUnavailable, Err: err,
 			Message: "the audit log cannot record the decision, so nothing was run: retry later"}
+	}
+	for _, id := range decision.Grants {
+		if !run {
+			break // a decision that runs nothing uses no grant
+		}
+		if g, err := s.state.grant(ctx, id); err == nil {
+			if err := s.recordGrant(ctx, caller, g, "used", rec.ID, map[string]any{"uses": g.Uses}); err != nil {
+				caller.log().Error("cannot record a grant's use", "grant_id", id, "error", err.Error())
+			}
+		}
 	}
 	d := &decided{req: req, cwd: cwd, doc: doc, decision: decision, reasons: apiReasons(decision.Reasons), record: rec}
 	if memo != nil {

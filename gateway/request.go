@@ -475,10 +475,12 @@ func truncate(s string, n int) string {
 }
 
 // verdictFields are the members of an approval decision's body.
-var verdictFields = map[string]string{"comment": "a string", "scope": "a string"}
+var verdictFields = map[string]string{"comment": "a string", "scope": "a string", "expires_in": "a string",
+	"max_uses": "an integer", "prefix": "a string or an array of strings"}
 
-// DecodeVerdict reads the JSON body of an approval decision, {"comment", "scope"} (both
-// optional; an empty body is none), as strictly as DecodeRequest.
+// DecodeVerdict reads the JSON body of an approval decision, {"comment", "scope",
+// "expires_in", "max_uses", "prefix"} (all optional; an empty body is none), as strictly
+// as DecodeRequest. prefix is an array of words, or a string split at white space.
 func DecodeVerdict(raw []byte, approve bool) (Verdict, error) {
 	v := Verdict{Approve: approve}
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -497,6 +499,30 @@ func DecodeVerdict(raw []byte, approve bool) (Verdict, error) {
 			v.Comment, err = jsonString(m.name, m.value)
 		case "scope":
 			v.Scope, err = jsonString(m.name, m.value)
+		case "expires_in":
+			var text string
+			if text, err = jsonString(m.name, m.value); err == nil {
+				if v.Expiry, err = time.ParseDuration(text); err != nil || v.Expiry <= 0 {
+					err = invalid("expires_in must be a duration such as 8h or 30m, got %q", truncate(text, 64))
+				}
+			}
+		case "max_uses":
+			var n int64
+			if n, err = jsonInt(m.name, m.value); err == nil {
+				if n < 0 || n > 1<<31 {
+					err = invalid("max_uses must be 0 (no bound) or more")
+				}
+				v.MaxUses = int(n)
+			}
+		case "prefix":
+			if len(m.value) > 0 && m.value[0] == '"' {
+				var text string
+				if text, err = jsonString(m.name, m.value); err == nil {
+					v.Prefix = strings.Fields(text)
+				}
+			} else {
+				v.Prefix, err = jsonStrings(m.name, m.value)
+			}
 		}
 		if err != nil {
 			return v, err

@@ -52,11 +52,13 @@ type Server struct {
 	killNow  context.CancelCauseFunc
 	draining atomic.Bool // set when shutdown began: /healthz says so
 
-	state       *stateStore     // approvals
-	waiters     approvalWaiters // callers waiting on an approval's change
-	background  sync.WaitGroup  // approved commands started in the background
-	stopLoops   chan struct{}   // closed by Close: expireLoop returns
-	expiredDone chan struct{}   // closed when expireLoop returned
+	state           *stateStore     // approvals
+	waiters         approvalWaiters // callers waiting on an approval's change
+	background      sync.WaitGroup  // approved commands started in the background
+	stopLoops       chan struct{}   // closed by Close: expireLoop returns
+	grantsMu        sync.Mutex      // refreshGrants, one at a time
+	nextGrantExpiry time.Time       // when the next live grant expires (zero: none); grantsMu
+	expiredDone     chan struct{}   // closed when expireLoop returned
 
 	watch     *watcher // nil when PolicyDir is "" or NoWatch
 	closeOnce sync.Once
@@ -133,6 +135,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("load policy: %w", loadErr)
 	}
 	s.engine = engine
+	if err := s.refreshGrants(ctx); err != nil {
+		s.state.close()
+		s.store.Close(ctx)
+		return nil, fmt.Errorf("grants: %w", err)
+	}
 	s.parsed = newParsedDocs(min(opts.DecisionCache, maxParsedDocs))
 	s.logDecisionCache()
 	if opts.PolicyDir != "" && !opts.NoWatch {

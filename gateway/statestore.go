@@ -34,6 +34,16 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_state ON approvals(state, expires_at);
 CREATE INDEX IF NOT EXISTS approvals_principal ON approvals(principal, id);
+CREATE TABLE IF NOT EXISTS grants (
+	id         TEXT PRIMARY KEY,
+	principal  TEXT NOT NULL,
+	expires_at INTEGER NOT NULL,
+	max_uses   INTEGER NOT NULL,
+	uses       INTEGER NOT NULL DEFAULT 0,
+	revoked    INTEGER NOT NULL DEFAULT 0,
+	doc        BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS grants_live ON grants(revoked, expires_at);
 `
 
 func openStateStore(ctx context.Context, dir string) (*stateStore, error) {
@@ -139,6 +149,87 @@ func (s *stateStore) selectApprovals(ctx context.Context, query string, args ...
 			return nil, err
 		}
 		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// insertGrant stores a new grant.
+func (s *stateStore) insertGrant(ctx context.Context, g *Grant) error {
+	doc, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO grants (id, principal, expires_at, max_uses, doc) VALUES (?, ?, ?, ?, ?)`,
+		g.ID, g.Principal, g.ExpiresAt.UnixNano(), g.MaxUses, doc)
+	return err
+}
+
+// useGrant counts one use of a grant when it is still live at now: false when it is
+// not (revoked, expired, or out of uses).
+func (s *stateStore) useGrant(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE grants SET uses = uses + 1
+		WHERE id = ? AND revoked = 0 AND expires_at > ? AND (max_uses = 0 OR uses < max_uses)`, id, now.UnixNano())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// revokeGrant marks a live grant revoked, storing g (with its revocation) as its
+// document: false when it was revoked already.
+func (s *stateStore) revokeGrant(ctx context.Context, g *Grant) (bool, error) {
+	doc, err := json.Marshal(g)
+	if err != nil {
+		return false, err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE grants SET revoked = 1, doc = ? WHERE id = ? AND revoked = 0`, doc, g.ID)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// grant reads one grant.
+func (s *stateStore) grant(ctx context.Context, id string) (*Grant, error) {
+	gs, err := s.selectGrants(ctx, `SELECT doc, uses FROM grants WHERE id = ?`, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(gs) == 0 {
+		return nil, errNoGrant
+	}
+	return gs[0], nil
+}
+
+var errNoGrant = errors.New("no such grant")
+
+// liveGrants are the grants neither revoked, expired at now, nor out of uses.
+func (s *stateStore) liveGrants(ctx context.Context, now time.Time) ([]*Grant, error) {
+	return s.selectGrants(ctx, `SELECT doc, uses FROM grants
+		WHERE revoked = 0 AND expires_at > ? AND (max_uses = 0 OR uses < max_uses) ORDER BY id`, now.UnixNano())
+}
+
+func (s *stateStore) selectGrants(ctx context.Context, query string, args ...any) ([]*Grant, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*Grant{}
+	for rows.Next() {
+		var doc []byte
+		var uses int
+		if err := rows.Scan(&doc, &uses); err != nil {
+			return nil, err
+		}
+		g := new(Grant)
+		if err := json.Unmarshal(doc, g); err != nil {
+			return nil, err
+		}
+		g.Uses = uses
+		out = append(out, g)
 	}
 	return out, rows.Err()
 }

@@ -9,6 +9,9 @@ type Decision struct {
 	Sandbox Sandbox  `json:"sandbox"`
 	// Revision is Engine.Revision at the time of the decision.
 	Revision string `json:"revision"`
+	// Grants are the ids of the live grants (Engine.SetGrants) that turned the asks of
+	// an allowed request into allows; empty otherwise.
+	Grants []string `json:"grants,omitempty"`
 	// Cached is true when the decision came from the decision cache: the policy gave it
 	// to the same input document before, under the same revision.
 	Cached bool `json:"-"`
@@ -31,4 +34,63 @@ type Sandbox struct {
 	// Network is true when an allowed command needs the network (curl, package
 	// installs, ...).
 	Network bool `json:"network"`
+}
+
+// Grant is one live grant as the policy reads it (data.cmdgate.grants, by principal):
+// a person's approval that covers more than one request. Scope "session" and "task"
+// cover every ask of the principal's requests in Task; "command" the commands equal to
+// one of Commands; "prefix" the static commands whose argv starts with Prefix.
+type Grant struct {
+	ID       string         `json:"id"`
+	Scope    string         `json:"scope"`
+	Task     string         `json:"task"`
+	Commands []GrantCommand `json:"commands"`
+	Prefix   []string       `json:"prefix"`
+}
+
+// GrantCommand is a command a "command" grant covers: its argv, its cwd, its env
+// assignments and its redirections, all equal.
+type GrantCommand struct {
+	Argv      []string          `json:"argv"`
+	Cwd       string            `json:"cwd"`
+	Env       map[string]string `json:"env"`
+	Redirects []GrantRedirect   `json:"redirects"`
+}
+
+// GrantRedirect is what a command grant compares of a redirection.
+type GrantRedirect struct {
+	Op     string `json:"op"`
+	Fd     int    `json:"fd"`
+	Target string `json:"target"`
+	Body   string `json:"body"`
+}
+
+// normalGrants gives every absent list and map its empty value, as the rules compare
+// them with the input's.
+func normalGrants(in map[string][]Grant) map[string][]Grant {
+	out := make(map[string][]Grant, len(in))
+	for name, gs := range in {
+		for _, g := range gs {
+			if g.Commands == nil {
+				g.Commands = []GrantCommand{}
+			}
+			if g.Prefix == nil {
+				g.Prefix = []string{}
+			}
+			for i, c := range g.Commands {
+				if c.Env == nil {
+					c.Env = map[string]string{}
+				}
+				if c.Redirects == nil {
+					c.Redirects = []GrantRedirect{}
+				}
+				if c.Argv == nil {
+					c.Argv = []string{}
+				}
+				g.Commands[i] = c
+			}
+			out[name] = append(out[name], g)
+		}
+	}
+	return out
 }

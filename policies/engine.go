@@ -3,12 +3,14 @@ package policies
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -40,6 +42,9 @@ var precomputed = []struct {
 // Reload swaps in another bundle or configuration atomically.
 type Engine struct {
 	state atomic.Pointer[state]
+
+	grantsMu sync.Mutex     // SetGrants and Reload, one at a time
+	grants   map[string]any // data.cmdgate.grants as last set; nil: none
 }
 
 // state is one loaded bundle with one configuration: everything Decide needs.
@@ -53,6 +58,10 @@ type state struct {
 	cache     *decisionCache // nil when off
 	cacheSize int
 	cacheWhy  string // why the cache is off for this bundle, "" when it is on or not asked for
+	store     storage.Store
+	// gen counts the changes of the grants: a decision evaluated across a change is
+	// not cached.
+	gen atomic.Uint64
 }
 
 // Option configures New and Reload.
@@ -108,7 +117,7 @@ func buildOptions(opts []Option) options {
 // query. Compile errors come back as a *BundleError naming file and line; an invalid
 // configuration as a *ConfigError.
 func New(ctx context.Context, opts ...Option) (*Engine, error) {
-	s, err := load(ctx, buildOptions(opts))
+	s, err := load(ctx, buildOptions(opts), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +129,9 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 // Reload loads another bundle or configuration and swaps it in once it is ready.
 // On error the engine keeps deciding with what it had.
 func (e *Engine) Reload(ctx context.Context, opts ...Option) error {
-	s, err := load(ctx, buildOptions(opts))
+	e.grantsMu.Lock()
+	defer e.grantsMu.Unlock()
+	s, err := load(ctx, buildOptions(opts), e.grants)
 	if err != nil {
 		return err
 	}
@@ -128,7 +139,7 @@ func (e *Engine) Reload(ctx context.Context, opts ...Option) error {
 	return nil
 }
 
-func load(ctx context.Context, o options) (*state, error) {
+func load(ctx context.Context, o options, grants map[string]any) (*state, error) {
 	if err := o.config.Validate(); err != nil {
 		return nil, err
 	}
@@ -143,6 +154,11 @@ func load(ctx context.Context, o options) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	if grants != nil {
+		if err := setPath(data, []string{"cmdgate", "grants"}, grants); err != nil {
+			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+		}
+	}
 	store := newStore(data)
 	pq, err := rego.New(
 		rego.Query(decisionQuery),
@@ -153,6 +169,7 @@ func load(ctx context.Context, o options) (*state, error) {
 		return nil, fmt.Errorf("policy bundle %s: prepare %s: %w", b.source, decisionQuery, err)
 	}
 	s := &state{
+		store:    store,
 		query:    pq,
 		revision: revision(b.files, o.config),
 		source:   b.source,
@@ -344,11 +361,42 @@ func (e *Engine) decideCached(ctx context.Context, s *state, doc *parse.Document
 	if d, ok := s.cache.get(k); ok {
 		return d, nil
 	}
+	gen := s.gen.Load()
 	d, err := e.decideIn(ctx, s, InputValue(doc))
-	if err == nil {
+	if err == nil && s.gen.Load() == gen {
 		s.cache.add(k, d)
 	}
 	return d, err
+}
+
+// SetGrants replaces data.cmdgate.grants, the live grants by principal name, which
+// the bundle may read to allow what a person approved for more than one request (the
+// default bundle: granted/granted.rego). The decision cache is emptied: decisions
+// after it see the new grants. The grants stay across Reload.
+func (e *Engine) SetGrants(ctx context.Context, byPrincipal map[string][]Grant) error {
+	raw, err := json.Marshal(normalGrants(byPrincipal))
+	if err != nil {
+		return fmt.Errorf("encode grants: %w", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("encode grants: %w", err)
+	}
+	e.grantsMu.Lock()
+	defer e.grantsMu.Unlock()
+	s := e.state.Load()
+	err = storage.Txn(ctx, s.store, storage.WriteParams, func(txn storage.Transaction) error {
+		return s.store.Write(ctx, txn, storage.AddOp, storage.Path{"cmdgate", "grants"}, doc)
+	})
+	if err != nil {
+		return fmt.Errorf("set grants: %w", err)
+	}
+	s.gen.Add(1)
+	if s.cache != nil {
+		s.cache.lru.Purge()
+	}
+	e.grants = doc
+	return nil
 }
 
 // DecisionCache reports the decision cache of the loaded bundle: its size (0 when it
@@ -428,6 +476,13 @@ func decisionFrom(v any) (Decision, error) {
 			d.Action = r.Effect
 		}
 		d.Reasons = append(d.Reasons, r)
+	}
+	if gs, ok := m["grants"].([]any); ok && d.Action == ActionAllow {
+		for _, g := range gs {
+			if id, ok := g.(string); ok {
+				d.Grants = append(d.Grants, id)
+			}
+		}
 	}
 	if sb, ok := m["sandbox"].(map[string]any); ok {
 		if n, ok := sb["network"].(bool); ok {

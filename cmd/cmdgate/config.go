@@ -132,6 +132,11 @@ type ApprovalsConfig struct {
 	// Wait is how long an MCP tool call waits for the decision, and the most an exec
 	// request's wait_ms may ask.
 	Wait time.Duration `yaml:"wait"`
+	// PersistentGrants lets approvers make grants (scopes beyond once).
+	PersistentGrants *bool `yaml:"persistent_grants"`
+	// GrantExpiry and MaxGrantExpiry: a grant's default and longest lifetime.
+	GrantExpiry    time.Duration `yaml:"grant_expiry"`
+	MaxGrantExpiry time.Duration `yaml:"max_grant_expiry"`
 }
 
 // MCPConfig is the `mcp:` section: the stdio server of `cmdgate mcp`.
@@ -449,7 +454,9 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.Executor = c.executor()
 	opts.Audit = c.Audit.options()
 	opts.Approvals = gateway.ApprovalOptions{Disabled: c.Approvals.Enabled != nil && !*c.Approvals.Enabled,
-		Expiry: c.Approvals.Expiry, Wait: c.Approvals.Wait}
+		Expiry: c.Approvals.Expiry, Wait: c.Approvals.Wait,
+		OnceOnly:    c.Approvals.PersistentGrants != nil && !*c.Approvals.PersistentGrants,
+		GrantExpiry: c.Approvals.GrantExpiry, MaxGrantExpiry: c.Approvals.MaxGrantExpiry}
 	opts.BodyLimit = c.Server.BodyLimit
 	opts.ShutdownGrace = c.Server.ShutdownGrace
 	opts.RequestTimeout = c.Server.RequestTimeout

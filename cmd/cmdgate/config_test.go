@@ -65,6 +65,9 @@ approvals:
   enabled: false
   expiry: 2m
   wait: 30s
+  persistent_grants: false
+  grant_expiry: 1h
+  max_grant_expiry: 2h
 `
 
 func TestServeOptionsFromFile(t *testing.T) {
@@ -106,7 +109,8 @@ func TestServeOptionsFromFile(t *testing.T) {
 		BodyLimit: 4096, ShutdownGrace: time.Minute, RequestTimeout: 5 * time.Second, ReadHeaderTimeout: 2 * time.Second,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 31 * time.Minute, IdleTimeout: 4 * time.Second,
 		AuthFailureRate: 0.5, AuthFailureBurst: 3,
-		Approvals: gateway.ApprovalOptions{Disabled: true, Expiry: 2 * time.Minute, Wait: 30 * time.Second},
+		Approvals: gateway.ApprovalOptions{Disabled: true, Expiry: 2 * time.Minute, Wait: 30 * time.Second,
+			OnceOnly: true, GrantExpiry: time.Hour, MaxGrantExpiry: 2 * time.Hour},
 	}
 	want.Policy.AllowedCommands.UseDefault = &no
 	want.Policy.AllowedCommands.CustomList = []string{"go", "git status"}

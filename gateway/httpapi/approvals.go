@@ -106,3 +106,34 @@ func (f *Front) decideApproval(c echo.Context, approve bool) error {
 	}
 	return writeJSON(c, http.StatusOK, a)
 }
+
+// grantsPage is the answer of GET /v1/grants.
+type grantsPage struct {
+	Grants []*gateway.Grant `json:"grants"`
+}
+
+// handleGrants lists the live grants, newest first (?all=true: every grant, revoked
+// and expired ones too, the latest 1000).
+func (f *Front) handleGrants(c echo.Context) error {
+	all := false
+	for name, vals := range c.QueryParams() {
+		if name != "all" || len(vals) != 1 || (vals[0] != "true" && vals[0] != "false") {
+			return gateway.Invalid("the only parameter is all=true or all=false")
+		}
+		all = vals[0] == "true"
+	}
+	gs, err := f.core.Grants(c.Request().Context(), caller(c, "grants"), all)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, grantsPage{gs})
+}
+
+// handleRevokeGrant revokes a grant → the grant, revoked.
+func (f *Front) handleRevokeGrant(c echo.Context) error {
+	g, err := f.core.RevokeGrant(c.Request().Context(), caller(c, "revoke_grant"), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, g)
+}

@@ -182,7 +182,9 @@ func TestApprovalWait(t *testing.T) {
 		})
 	}
 	answers := make(chan answer, 1)
-	go func() { answers <- env.exec("agent", map[string]any{"command": "touch waited && echo ran", "wait_ms": 20000}) }()
+	go func() {
+		answers <- env.exec("agent", map[string]any{"command": "touch waited && echo ran", "wait_ms": 20000})
+	}()
 	id := pendingID()
 	if r := env.decideApproval("approver", id, "approve", nil); r.status != http.StatusOK {
 		t.Fatalf("approve: %d %s", r.status, r.body)

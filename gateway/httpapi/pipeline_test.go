@@ -145,23 +145,29 @@ func TestEveryExecutionHasItsDecisionFirst(t *testing.T) {
 	}
 }
 
-// TestDeniedAndAsk: deny and ask are 403 DENIED with the reasons and the decision id,
-// nothing runs, and the decision record says deny or ask.
+// TestDeniedAndAsk: deny is 403 DENIED and ask 202 APPROVAL_PENDING (with the
+// approval's id), each with the reasons and the decision id; nothing runs, and the
+// decision record says deny or ask.
 func TestDeniedAndAsk(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, func(o *gateway.Options) { o.Policy.UnknownCommand = policies.ActionAsk })
 	for _, tc := range []struct {
 		name, script, decision, rule string
+		status                       int
+		code                         string
 	}{
-		{"deny", "touch denied-marker && rm -rf /", "deny", "forbidden.rm_recursive_force"},
-		{"ask", "touch ask-marker; frobnicate-xyz --now", "ask", ""},
+		{"deny", "touch denied-marker && rm -rf /", "deny", "forbidden.rm_recursive_force", http.StatusForbidden, gateway.CodeDenied},
+		{"ask", "touch ask-marker; frobnicate-xyz --now", "ask", "", http.StatusAccepted, gateway.CodeApprovalPending},
 	} {
 		a := env.exec("agent", map[string]any{"command": tc.script})
 		var e errOut
 		a.decode(t, &e)
-		if a.status != http.StatusForbidden || e.Error.Code != gateway.CodeDenied || e.Error.Decision != tc.decision || e.Error.DecisionID == "" || len(e.Error.Reasons) == 0 {
-			t.Errorf("%s: %d %s, want 403 DENIED decision %s with reasons", tc.name, a.status, a.body, tc.decision)
+		if a.status != tc.status || e.Error.Code != tc.code || e.Error.Decision != tc.decision || e.Error.DecisionID == "" || len(e.Error.Reasons) == 0 {
+			t.Errorf("%s: %d %s, want %d %s decision %s with reasons", tc.name, a.status, a.body, tc.status, tc.code, tc.decision)
 			continue
+		}
+		if got := strings.Contains(string(a.body), `"approval_id"`); got != (tc.decision == "ask") {
+			t.Errorf("%s: approval_id in the answer: %v", tc.name, got)
 		}
 		if tc.rule != "" && e.Error.Reasons[0].Rule != tc.rule {
 			t.Errorf("%s: first reason %+v, want rule %s", tc.name, e.Error.Reasons[0], tc.rule)

@@ -7,8 +7,40 @@
 package cmdgate
 
 import data.cmdgate.checks
+import data.cmdgate.granted
 
 findings := checks.findings
+
+# uncovered_ask: an ask finding no live grant covers (granted/granted.rego).
+uncovered_ask if {
+	some f in findings
+	f.effect == "ask"
+	count(granted.covering(f)) == 0
+}
+
+# by_grant: the request asks, and grants cover every ask: it is allowed, and the
+# reasons say which grant covered which command instead of the asks.
+by_grant if {
+	not denied
+	some f in findings
+	f.effect == "ask"
+	not uncovered_ask
+}
+
+denied if {
+	some f in findings
+	not f.effect in {"ask", "network"}
+}
+
+# grant_of is the grant (the least id among those that cover it) of each ask finding.
+grant_of[f] := sort(granted.covering(f))[0] if {
+	by_grant
+	some f in findings
+	f.effect == "ask"
+}
+
+# used_grants are the ids of the grants a decision by_grant used.
+used_grants := sort({id | some id in grant_of})
 
 # action: deny when a finding denies (or has an effect the policy does not know: fail
 # closed), else ask when one asks, else allow. Findings with effect "network" are
@@ -16,11 +48,9 @@ findings := checks.findings
 action := "allow" if {
 	count(findings) == 0
 } else := "deny" if {
-	some f in findings
-	not f.effect in {"ask", "network"}
+	denied
 } else := "ask" if {
-	some f in findings
-	f.effect == "ask"
+	uncovered_ask
 } else := "allow"
 
 # reasons lists every finding but the network ones, deny ones first, then by command
@@ -31,6 +61,17 @@ else := [{"effect": r[1], "rule": r[3], "message": r[4], "command": r[2]} |
 	some r in sort([[effect_order(f.effect), f.effect, f.command, f.rule, f.message] |
 		some f in findings
 		f.effect != "network"
+		not by_grant
+	])
+] if {
+	not by_grant
+}
+
+# Allowed by grants: each ask finding becomes an allow reason naming its grant.
+else := [{"effect": "allow", "rule": "grant.used", "message": sprintf("%s: allowed by grant %s", [r[2], r[1]]), "command": r[0]} |
+	some r in sort([[f.command, grant_of[f], f.message] |
+		some f in findings
+		f.effect == "ask"
 	])
 ]
 
@@ -44,6 +85,13 @@ decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if
 	count(checks.findings) == 0
 } else := {"action": "allow", "reasons": [], "sandbox": {"network": network}} if {
 	count({f | some f in findings; f.effect == "network"}) == count(findings)
+} else := {
+	"action": "allow",
+	"reasons": reasons,
+	"sandbox": {"network": network},
+	"grants": used_grants,
+} if {
+	by_grant
 } else := {
 	"action": action,
 	"reasons": reasons,
