@@ -208,6 +208,7 @@ func (s *Server) askApproval(ctx context.Context, caller Caller, d *decided) (*A
 			Message: "the audit log cannot record the approval request, so nothing was run: retry later"}
 	}
 	caller.log().Info("approval requested", "approval_id", a.ID, "decision_id", a.DecisionID)
+	s.publish(EventRequested, a)
 	return a, nil
 }
 
@@ -444,6 +445,7 @@ func (s *Server) DecideApproval(ctx context.Context, caller Caller, id string, v
 		return nil, &Error{Code: CodeUnavailable, Message: "the audit log cannot record the decision", Err: err}
 	}
 	caller.log().Info("approval decided", "approval_id", a.ID, "decision", event)
+	s.publish(event, a)
 	if !v.Approve {
 		s.waiters.notify(a.ID)
 		return a, nil
@@ -535,6 +537,11 @@ func (s *Server) finishApproval(a *Approval, res *executor.Result, failure *Appr
 		s.log.Error("cannot store the result of an approved command", "approval_id", a.ID, "error", err.Error())
 	}
 	s.waiters.notify(a.ID)
+	if b.State == ApprovalCompleted {
+		s.publish(EventCompleted, &b)
+	} else {
+		s.publish(EventFailed, &b)
+	}
 }
 
 // expire marks a pending approval whose time passed as expired: a denial.
@@ -551,6 +558,7 @@ func (s *Server) expire(a *Approval) {
 		s.log.Error("cannot record an approval's expiry", "approval_id", a.ID, "error", err.Error())
 	}
 	s.waiters.notify(a.ID)
+	s.publish(EventExpired, &b)
 }
 
 // expireLoop expires approvals when their time passes, until the server closes.

@@ -54,6 +54,7 @@ type Server struct {
 
 	state           *stateStore     // approvals
 	waiters         approvalWaiters // callers waiting on an approval's change
+	events          eventBus        // approval events for the subscribers
 	background      sync.WaitGroup  // approved commands started in the background
 	stopLoops       chan struct{}   // closed by Close: expireLoop returns
 	grantsMu        sync.Mutex      // refreshGrants, one at a time

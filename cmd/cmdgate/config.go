@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,6 +138,34 @@ type ApprovalsConfig struct {
 	// GrantExpiry and MaxGrantExpiry: a grant's default and longest lifetime.
 	GrantExpiry    time.Duration `yaml:"grant_expiry"`
 	MaxGrantExpiry time.Duration `yaml:"max_grant_expiry"`
+	// Webhook is told of every new approval.
+	Webhook WebhookConfig `yaml:"webhook"`
+}
+
+// WebhookConfig is `approvals.webhook`: where new approvals are posted, and the file
+// holding the secret their HMAC-SHA256 signature is made with.
+type WebhookConfig struct {
+	URL        string `yaml:"url"`
+	SecretFile string `yaml:"secret_file"`
+}
+
+// secret reads the webhook's secret: the file's content, white space trimmed.
+func (w WebhookConfig) secret() ([]byte, error) {
+	if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("approvals.webhook.url %q is not an http or https URL", w.URL)
+	}
+	if w.SecretFile == "" {
+		return nil, errors.New("approvals.webhook.secret_file is needed with approvals.webhook.url: every delivery is signed")
+	}
+	b, err := os.ReadFile(w.SecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("approvals.webhook.secret_file: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < 16 {
+		return nil, errors.New("approvals.webhook.secret_file: the secret must be at least 16 bytes")
+	}
+	return b, nil
 }
 
 // MCPConfig is the `mcp:` section: the stdio server of `cmdgate mcp`.

@@ -218,3 +218,31 @@ func TestConfigRejects(t *testing.T) {
 		t.Errorf("decodeConfig(empty) = %v", err)
 	}
 }
+
+// approvals.webhook needs an http(s) URL and a secret file of 16 bytes or more.
+func TestWebhookConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	short, long := filepath.Join(dir, "short"), filepath.Join(dir, "long")
+	os.WriteFile(short, []byte("tiny\n"), 0o600)
+	os.WriteFile(long, []byte("  0123456789abcdef0123  \n"), 0o600)
+	for _, c := range []struct {
+		w    WebhookConfig
+		want string // "" for success
+	}{
+		{WebhookConfig{URL: "https://hooks.example/x", SecretFile: long}, ""},
+		{WebhookConfig{URL: "https://hooks.example/x"}, "secret_file"},
+		{WebhookConfig{URL: "ftp://hooks.example/x", SecretFile: long}, "url"},
+		{WebhookConfig{URL: "hooks.example", SecretFile: long}, "url"},
+		{WebhookConfig{URL: "http://127.0.0.1:9/x", SecretFile: short}, "16 bytes"},
+		{WebhookConfig{URL: "http://127.0.0.1:9/x", SecretFile: filepath.Join(dir, "none")}, "secret_file"},
+	} {
+		secret, err := c.w.secret()
+		switch {
+		case c.want == "" && (err != nil || string(secret) != "0123456789abcdef0123"):
+			t.Errorf("%+v: %q, %v", c.w, secret, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: %v; want an error naming %s", c.w, err, c.want)
+		}
+	}
+}

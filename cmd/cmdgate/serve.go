@@ -20,6 +20,7 @@ import (
 	"github.com/cmdgate/cmdgate/gateway"
 	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
+	"github.com/cmdgate/cmdgate/gateway/webhook"
 )
 
 const serveUsage = `usage: cmdgate serve [flags]
@@ -86,6 +87,10 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	opts, cfg, err := m.serveConfig(sf)
+	var whSecret []byte
+	if err == nil && cfg.Approvals.Webhook.URL != "" {
+		whSecret, err = cfg.Approvals.Webhook.secret()
+	}
 	if err != nil {
 		return m.writeError("serve", "INVALID_ARGUMENT", err.Error())
 	}
@@ -145,6 +150,13 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	defer signal.Stop(sigs)
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	if whSecret != nil {
+		wait, err := webhook.Start(serveCtx, srv, webhook.Options{URL: cfg.Approvals.Webhook.URL, Secret: whSecret, Logger: log})
+		if err != nil {
+			return m.writeError("serve", "INTERNAL", err.Error())
+		}
+		defer func() { stop(); wait() }()
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -136,4 +138,64 @@ func (f *Front) handleRevokeGrant(c echo.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, g)
+}
+
+// streamHeartbeat is how often the event stream sends a comment, so that proxies and
+// clients see the connection alive.
+const streamHeartbeat = 15 * time.Second
+
+// handleApprovalStream is GET /v1/approvals/stream: server-sent events, one per change
+// of an approval (event: the type, data: {type, approval, missed}), for approvers'
+// screens and tools. It opens with the pending approvals as "requested" events, so a
+// client that (re)connects has the whole queue.
+func (f *Front) handleApprovalStream(c echo.Context) error {
+	ctx := c.Request().Context()
+	events := f.core.SubscribeApprovals(ctx)
+	pending, err := f.core.Approvals(ctx, caller(c, "approval_stream"), gateway.ApprovalPending, 1000)
+	if err != nil {
+		return err
+	}
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	send := func(ev gateway.ApprovalEvent) error {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		rc.SetWriteDeadline(time.Now().Add(time.Minute))
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	for i := len(pending) - 1; i >= 0; i-- { // oldest first
+		if err := send(gateway.ApprovalEvent{Type: gateway.EventRequested, Approval: pending[i]}); err != nil {
+			return nil
+		}
+	}
+	beat := time.NewTicker(streamHeartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			if err := send(ev); err != nil {
+				return nil // the client went away
+			}
+		case <-beat.C:
+			rc.SetWriteDeadline(time.Now().Add(time.Minute))
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -359,5 +361,81 @@ func TestApprovalRestart(t *testing.T) {
 	}
 	if a := env.approval(t, "agent", id, "?wait_ms=20000"); a.State != gateway.ApprovalCompleted || !env.exists("after-restart") {
 		t.Errorf("the approval approved after the restart: %s", a.State)
+	}
+}
+
+// The event stream opens with the pending approvals, then sends each change as it
+// happens; agents may not read it.
+func TestApprovalStream(t *testing.T) {
+	t.Parallel()
+	env := askEnv(t)
+	if a := env.do("GET", "/v1/approvals/stream", "agent", nil); a.status != http.StatusForbidden {
+		t.Errorf("an agent opening the stream: %d, want 403", a.status)
+	}
+	first := env.ask(t, "agent", map[string]any{"argv": []string{"touch", "one"}}).Error.ApprovalID
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", env.url+"/v1/approvals/stream", nil)
+	req.Header.Set("Authorization", env.tokens["approver"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	type event struct {
+		Type     string       `json:"type"`
+		Approval approvalJSON `json:"approval"`
+	}
+	events := make(chan event, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		var name string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				var ev event
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &ev) == nil && ev.Type == name {
+					events <- ev
+				}
+			}
+		}
+		close(events)
+	}()
+	next := func() event {
+		t.Helper()
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			return ev
+		case <-time.After(20 * time.Second):
+			t.Fatal("no event within 20 s")
+		}
+		return event{}
+	}
+	if ev := next(); ev.Type != "requested" || ev.Approval.ID != first {
+		t.Errorf("the stream's first event: %+v; want the pending approval", ev)
+	}
+	second := env.ask(t, "agent", map[string]any{"argv": []string{"touch", "two"}}).Error.ApprovalID
+	if ev := next(); ev.Type != "requested" || ev.Approval.ID != second || ev.Approval.State != "pending" {
+		t.Errorf("after a new ask: %+v", ev)
+	}
+	env.decideApproval("approver", second, "approve", nil)
+	if ev := next(); ev.Type != "approved" || ev.Approval.ID != second {
+		t.Errorf("after the approval: %+v", ev)
+	}
+	if ev := next(); ev.Type != "completed" || ev.Approval.ID != second || ev.Approval.Result == nil {
+		t.Errorf("after the run: %+v", ev)
+	}
+	env.decideApproval("approver", first, "deny", nil)
+	if ev := next(); ev.Type != "denied" || ev.Approval.ID != first {
+		t.Errorf("after the denial: %+v", ev)
 	}
 }

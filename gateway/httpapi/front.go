@@ -172,6 +172,7 @@ func (f *Front) newEcho() *echo.Echo {
 	v1.GET("/policy/prompt", f.handlePrompt, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	anyRole := f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor)
 	v1.GET("/approvals", f.handleApprovals, anyRole, timeout)
+	v1.GET("/approvals/stream", f.handleApprovalStream, f.require(gateway.RoleApprover, gateway.RoleAuditor))
 	v1.GET("/approvals/:id", f.handleApproval, anyRole) // wait_ms bounds it
 	// Every role reaches the decision: the core refuses (and audits) all but approvers,
 	// and a requester deciding its own approval.
