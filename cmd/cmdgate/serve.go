@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/console"
 	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
 	"github.com/cmdgate/cmdgate/gateway/webhook"
@@ -106,7 +107,8 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		return m.writeError("serve", "UNAVAILABLE", err.Error())
 	}
 	front := httpapi.New(srv)
-	mcp.Mount(front, version) // the MCP server at /mcp, on the same listener and tokens
+	front.MountStatic(console.Path, console.Handler()) // the web console for approvers and auditors
+	mcp.Mount(front, version)                          // the MCP server at /mcp, on the same listener and tokens
 	closeSrv := func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -156,7 +156,9 @@ func TestServeEndToEnd(t *testing.T) {
 	get := func(path, token string) []byte {
 		t.Helper()
 		req, _ := http.NewRequest("GET", url+path, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -182,6 +184,15 @@ func TestServeEndToEnd(t *testing.T) {
 	json.Unmarshal(get("/v1/audit?decision=ask", auditor), &page)
 	if len(page.Records) != 1 || page.Records[0].ID != askID {
 		t.Errorf("audit ask records = %+v, want the remote decide's %s", page.Records, askID)
+	}
+
+	// The web console is served, with its security headers, to anyone; who am I says
+	// the token's role.
+	if ui := get("/ui/", ""); !bytes.Contains(ui, []byte("cmdgate console")) {
+		t.Errorf("/ui/ = %.200s", ui)
+	}
+	if who := get("/v1/whoami", auditor); !bytes.Contains(who, []byte(`"role":"auditor"`)) {
+		t.Errorf("/v1/whoami = %s", who)
 	}
 
 	// SIGHUP reloads the policy: a policy_load record with trigger reload appears.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +68,19 @@ func (f *Front) Mount(path string, h http.Handler, roles ...gateway.Role) {
 	f.echo.Any(path+"/*", handler, f.require(roles...))
 	f.routes[path] = true
 	f.routes[path+"/*"] = true
+}
+
+// MountStatic serves h at path (a directory path ending in "/", and below it) to
+// anyone, without a token: for static files only (the web console's), whose every
+// call to the API carries a token of its own. path without its slash redirects there.
+func (f *Front) MountStatic(path string, h http.Handler) {
+	f.echo.GET(path+"*", echo.WrapHandler(h))
+	f.echo.HEAD(path+"*", echo.WrapHandler(h))
+	f.echo.GET(strings.TrimSuffix(path, "/"), func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, path)
+	})
+	f.routes[path+"*"] = true
+	f.routes[strings.TrimSuffix(path, "/")] = true
 }
 
 // Serve answers HTTP requests on ln until ctx ends, then shuts down gracefully: it stops
@@ -171,6 +185,7 @@ func (f *Front) newEcho() *echo.Echo {
 	v1.GET("/policy", f.handlePolicy, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	v1.GET("/policy/prompt", f.handlePrompt, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	anyRole := f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor)
+	v1.GET("/whoami", f.handleWhoami, anyRole, timeout)
 	v1.GET("/approvals", f.handleApprovals, anyRole, timeout)
 	v1.GET("/approvals/stream", f.handleApprovalStream, f.require(gateway.RoleApprover, gateway.RoleAuditor))
 	v1.GET("/approvals/:id", f.handleApproval, anyRole) // wait_ms bounds it
@@ -322,6 +337,12 @@ func putBuffer(b *bytes.Buffer) {
 	if b.Cap() <= 1<<20 { // a huge answer's buffer is left to the GC
 		buffers.Put(b)
 	}
+}
+
+// handleWhoami answers the token's principal: {name, role}.
+func (f *Front) handleWhoami(c echo.Context) error {
+	tok := info(c).token
+	return writeJSON(c, http.StatusOK, map[string]string{"name": tok.Name, "role": string(tok.Role)})
 }
 
 func (f *Front) handleHealth(c echo.Context) error {
