@@ -117,12 +117,16 @@ func (c *gatewayClient) call(ctx context.Context, method, path string, query url
 }
 
 // writeAnswer prints the gateway's answer inside the CLI envelope: a 2xx answer's
-// members after {"schema_version","ok":true,"type"}; an error answer as ok false with
-// the gateway's error object (code, message, decision_id, reasons, ...). Both exit 0:
-// the gateway answered. http_status is added to both.
+// members after {"schema_version","ok":true,"type"}; an error answer (and a 2xx one
+// made of an error object: 202 APPROVAL_PENDING, nothing ran) as ok false with the
+// gateway's error object (code, message, decision_id, reasons, approval_id, ...). Both
+// exit 0: the gateway answered. http_status is added to both.
 func (m *Main) writeAnswer(typ string, status int, body json.RawMessage) int {
 	var b bytes.Buffer
-	if status >= 200 && status < 300 {
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if status >= 200 && status < 300 && (json.Unmarshal(body, &probe) != nil || len(probe.Error) == 0) {
 		fmt.Fprintf(&b, `{"schema_version":%d,"ok":true,"type":%q,"http_status":%d`, schemaVersion, typ, status)
 		if inner := bytes.TrimSpace(body[1:]); len(inner) > 1 {
 			b.WriteByte(',')

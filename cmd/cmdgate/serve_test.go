@@ -211,6 +211,36 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Error("no policy_load record after SIGHUP")
 	}
 
+	// An ask waits in the approval queue; the approval client decides it.
+	approver := run(0, nil, "token", "create", "--role", "approver", "--name", "e2e-approver", "--data", data)["token"].(string)
+	approverEnv := []string{"CMDGATE_URL=" + url, "CMDGATE_TOKEN=" + approver}
+	out = run(0, client, "exec", "--", "npx", "create-app")
+	pending, _ := out["error"].(map[string]any)
+	approvalID, _ := pending["approval_id"].(string)
+	if out["ok"] != false || pending["code"] != "APPROVAL_PENDING" || approvalID == "" || out["http_status"] != float64(202) {
+		t.Fatalf("exec of a command that asks = %v, want APPROVAL_PENDING with an approval_id", out)
+	}
+	out = run(0, approverEnv, "approval", "list", "--state", "pending")
+	if list, _ := out["approvals"].([]any); out["ok"] != true || out["type"] != "approval.list" || len(list) != 1 {
+		t.Errorf("approval list = %v, want the one pending approval", out)
+	}
+	out = run(0, client, "approval", "approve", approvalID)
+	if e, _ := out["error"].(map[string]any); out["ok"] != false || e["code"] != "FORBIDDEN" {
+		t.Errorf("the requester approving its own request = %v, want FORBIDDEN", out)
+	}
+	out = run(0, approverEnv, "approval", "deny", approvalID, "--comment", "use the template instead")
+	if out["ok"] != true || out["state"] != "denied" || out["comment"] != "use the template instead" {
+		t.Errorf("approval deny = %v", out)
+	}
+	out = run(0, client, "approval", "show", approvalID, "--wait", "1s")
+	if out["ok"] != true || out["state"] != "denied" {
+		t.Errorf("approval show = %v", out)
+	}
+	out = run(0, approverEnv, "approval", "grants")
+	if grants, _ := out["grants"].([]any); out["ok"] != true || len(grants) != 0 {
+		t.Errorf("approval grants = %v, want none", out)
+	}
+
 	// SIGTERM: a graceful stop, exit status 0.
 	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,16 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/cmdgate/cmdgate/gateway"
 )
 
 // BenchmarkDecideHTTP is one POST /v1/decide over real HTTP on 127.0.0.1: body
@@ -38,4 +44,87 @@ func benchPost(b *testing.B, path string, body []byte) {
 			b.Fatalf("%s: %d", path, resp.StatusCode)
 		}
 	}
+}
+
+// BenchmarkApprovalRoundTrip is one request that asks, its approval by the API and the
+// result delivered to the client that waits for it: the client POSTs /v1/exec with
+// wait_ms; the approver, reading GET /v1/approvals/stream, approves the request as it
+// appears; the client gets the command's output. "exec" is the peer: the same command
+// allowed outright through POST /v1/exec.
+func BenchmarkApprovalRoundTrip(b *testing.B) {
+	b.Run("exec", func(b *testing.B) {
+		env := newEnv(b)
+		client := &http.Client{}
+		body := []byte(`{"argv":["true"],"shell_mode":"direct"}`)
+		for b.Loop() {
+			req, _ := http.NewRequest("POST", env.url+"/v1/exec", bytes.NewReader(body))
+			req.Header.Set("Authorization", env.tokens["agent"])
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("/v1/exec: %d", resp.StatusCode)
+			}
+		}
+	})
+	b.Run("approval", func(b *testing.B) {
+		env := newEnv(b, func(o *gateway.Options) {
+			o.Policy.AllowedCommands.Exclude = []string{"touch"}
+			o.Policy.UnknownCommand = "ask"
+		})
+		// The approver: approves every request the stream announces.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", env.url+"/v1/approvals/stream", nil)
+		req.Header.Set("Authorization", env.tokens["approver"])
+		stream, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer stream.Body.Close()
+		go func() {
+			sc := bufio.NewScanner(stream.Body)
+			sc.Buffer(nil, 1<<20)
+			client := &http.Client{}
+			for sc.Scan() {
+				line := sc.Text()
+				if !strings.HasPrefix(line, "data: ") {
+					continue
+				}
+				var ev struct {
+					Type     string `json:"type"`
+					Approval struct {
+						ID string `json:"id"`
+					} `json:"approval"`
+				}
+				if json.Unmarshal([]byte(line[6:]), &ev) != nil || ev.Type != gateway.EventRequested {
+					continue
+				}
+				r, _ := http.NewRequest("POST", env.url+"/v1/approvals/"+ev.Approval.ID+"/approve", nil)
+				r.Header.Set("Authorization", env.tokens["approver"])
+				if resp, err := client.Do(r); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+		client := &http.Client{}
+		body := []byte(`{"argv":["touch","marker"],"shell_mode":"direct","wait_ms":30000}`)
+		for b.Loop() {
+			req, _ := http.NewRequest("POST", env.url+"/v1/exec", bytes.NewReader(body))
+			req.Header.Set("Authorization", env.tokens["agent"])
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("/v1/exec waiting for the approval: %d", resp.StatusCode)
+			}
+		}
+	})
 }
