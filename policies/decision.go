@@ -1,5 +1,7 @@
 package policies
 
+import "strings"
+
 // Decision is the policy's answer for one request (contract 2 of docs/architecture.md), with the
 // revision of the bundle and configuration that gave it.
 type Decision struct {
@@ -91,6 +93,44 @@ func normalGrants(in map[string][]Grant) map[string][]Grant {
 			}
 			out[name] = append(out[name], g)
 		}
+	}
+	return out
+}
+
+// grantIndex is one principal's grants as data.cmdgate.grants holds them: session and
+// task grants by task, command grants by each command's argv joined with spaces,
+// prefix grants by their first word. A key only narrows the search; the rules compare
+// every field.
+type grantIndex struct {
+	Task    map[string][]Grant `json:"task"`
+	Command map[string][]Grant `json:"command"`
+	Prefix  map[string][]Grant `json:"prefix"`
+}
+
+func indexGrants(byPrincipal map[string][]Grant) map[string]grantIndex {
+	out := make(map[string]grantIndex, len(byPrincipal))
+	for who, gs := range byPrincipal {
+		idx := grantIndex{Task: map[string][]Grant{}, Command: map[string][]Grant{}, Prefix: map[string][]Grant{}}
+		for _, g := range gs {
+			switch g.Scope {
+			case "session", "task":
+				idx.Task[g.Task] = append(idx.Task[g.Task], g)
+			case "command":
+				seen := map[string]bool{}
+				for _, c := range g.Commands {
+					k := strings.Join(c.Argv, " ")
+					if !seen[k] {
+						seen[k] = true
+						idx.Command[k] = append(idx.Command[k], g)
+					}
+				}
+			case "prefix":
+				if len(g.Prefix) > 0 {
+					idx.Prefix[g.Prefix[0]] = append(idx.Prefix[g.Prefix[0]], g)
+				}
+			}
+		}
+		out[who] = idx
 	}
 	return out
 }

@@ -371,10 +371,12 @@ func (e *Engine) decideCached(ctx context.Context, s *state, doc *parse.Document
 
 // SetGrants replaces data.cmdgate.grants, the live grants by principal name, which
 // the bundle may read to allow what a person approved for more than one request (the
-// default bundle: granted/granted.rego). The decision cache is emptied: decisions
+// default bundle: granted/granted.rego). Each principal's grants are indexed by what a
+// request must hold for them to apply (see indexGrants), so a lookup does not grow
+// with their number. The decision cache is emptied: decisions
 // after it see the new grants. The grants stay across Reload.
 func (e *Engine) SetGrants(ctx context.Context, byPrincipal map[string][]Grant) error {
-	raw, err := json.Marshal(normalGrants(byPrincipal))
+	raw, err := json.Marshal(indexGrants(normalGrants(byPrincipal)))
 	if err != nil {
 		return fmt.Errorf("encode grants: %w", err)
 	}

@@ -9,8 +9,30 @@ asking := t.script([["rm", "-r", "build"]])
 
 command_grant(id, argv) := {"id": id, "scope": "command", "task": "", "prefix": [], "commands": [{"argv": argv, "cwd": ws, "env": {}, "redirects": []}]}
 
+# decide_with decides doc with grants given by principal as plain lists, indexed as the
+# engine indexes them.
 decide_with(doc, grants) := d if {
-	d := t.decide(doc) with data.cmdgate.grants as grants
+	indexed := {who: index(gs) | some who, gs in grants}
+	d := t.decide(doc) with data.cmdgate.grants as indexed
+}
+
+index(gs) := {
+	"task": {task: [g | some g in gs; g.scope in {"session", "task"}; g.task == task] |
+		some x in gs
+		x.scope in {"session", "task"}
+		task := x.task
+	},
+	"command": {key: [g | some g in gs; g.scope == "command"; some k in g.commands; concat(" ", k.argv) == key] |
+		some x in gs
+		x.scope == "command"
+		some kx in x.commands
+		key := concat(" ", kx.argv)
+	},
+	"prefix": {w: [g | some g in gs; g.scope == "prefix"; g.prefix[0] == w] |
+		some x in gs
+		x.scope == "prefix"
+		w := x.prefix[0]
+	},
 }
 
 test_no_grant_asks if {
