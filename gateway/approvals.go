@@ -373,7 +373,7 @@ func (s *Server) DecideApproval(ctx context.Context, caller Caller, id string, v
 	}
 	switch {
 	case !slices.Contains([]string{ScopeOnce, ScopeSession, ScopeTask, ScopeCommand, ScopePrefix}, v.Scope):
-		return nil, Invalid("scope must be once, session, task, command or prefix, not %q", truncate(v.Scope, 64))
+		return nil, Invalid("scope must be once, session, task, command or prefix, not %q", Truncate(v.Scope, 64))
 	case len(v.Comment) > 2000:
 		return nil, Invalid("comment is %d bytes, at most 2000", len(v.Comment))
 	}
@@ -477,7 +477,7 @@ func (s *Server) runApproved(ctx context.Context, approver Caller, a *Approval) 
 	reason := policies.Reason{Rule: "approval.approved", Effect: policies.ActionAllow, Command: cmdIdx,
 		Message: fmt.Sprintf("approved by %s (%s)", approver.Name, a.Scope)}
 	if a.Comment != "" {
-		reason.Message += ": " + truncate(a.Comment, 200)
+		reason.Message += ": " + Truncate(a.Comment, 200)
 	}
 	rec, err := s.append(ctx, audit.Record{
 		Kind: audit.KindDecision, Principal: a.Principal, RequestID: approver.RequestID,

@@ -380,7 +380,7 @@ func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result,
 			ExitCode: res.ExitCode, DurationMS: res.DurationMS, TimedOut: res.TimedOut,
 			StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
 			StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
-			Error: truncate(errMsg, 2000),
+			Error: Truncate(errMsg, 2000),
 		},
 		Detail: b,
 	})

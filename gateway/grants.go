@@ -132,7 +132,7 @@ func (s *Server) newGrant(a *Approval, by Caller, v Verdict) (*Grant, error) {
 		}
 		g.Prefix = v.Prefix
 	default:
-		return nil, Invalid("scope must be once, session, task, command or prefix, not %q", truncate(v.Scope, 64))
+		return nil, Invalid("scope must be once, session, task, command or prefix, not %q", Truncate(v.Scope, 64))
 	}
 	return g, nil
 }

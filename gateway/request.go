@@ -287,7 +287,7 @@ func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
 		}
 		name, _ := tok.(string)
 		if _, known := fields[name]; !known {
-			return nil, invalid("unknown field %q (known: %s)", truncate(name, 64), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+			return nil, invalid("unknown field %q (known: %s)", Truncate(name, 64), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
 		}
 		if seen[name] {
 			return nil, invalid("field %q appears twice", name)
@@ -461,10 +461,12 @@ func jsonProblem(err error) string {
 	case errors.As(err, &se):
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	}
-	return truncate(err.Error(), 200)
+	return Truncate(err.Error(), 200)
 }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to at most n bytes on a character boundary, marking the cut with
+// "…", for text a client sent that a message or a record quotes.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -503,7 +505,7 @@ func DecodeVerdict(raw []byte, approve bool) (Verdict, error) {
 			var text string
 			if text, err = jsonString(m.name, m.value); err == nil {
 				if v.Expiry, err = time.ParseDuration(text); err != nil || v.Expiry <= 0 {
-					err = invalid("expires_in must be a duration such as 8h or 30m, got %q", truncate(text, 64))
+					err = invalid("expires_in must be a duration such as 8h or 30m, got %q", Truncate(text, 64))
 				}
 			}
 		case "max_uses":

@@ -35,7 +35,7 @@ func (f *Front) handleApprovals(c echo.Context) error {
 	state, limit := "", 100
 	for name, vals := range c.QueryParams() {
 		if len(vals) != 1 {
-			return gateway.Invalid("parameter %s is given %d times", truncate(name, 64), len(vals))
+			return gateway.Invalid("parameter %s is given %d times", gateway.Truncate(name, 64), len(vals))
 		}
 		switch name {
 		case "state":
@@ -47,7 +47,7 @@ func (f *Front) handleApprovals(c echo.Context) error {
 			}
 			limit = n
 		default:
-			return gateway.Invalid("unknown parameter %q (known: limit, state)", truncate(name, 64))
+			return gateway.Invalid("unknown parameter %q (known: limit, state)", gateway.Truncate(name, 64))
 		}
 	}
 	list, err := f.core.Approvals(c.Request().Context(), caller(c, "approvals"), state, limit)

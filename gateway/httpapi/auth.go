@@ -109,7 +109,7 @@ func (f *Front) authFailed(c echo.Context, addr, reason string) error {
 		"remote_addr": addr,
 		"reason":      reason,
 		"method":      c.Request().Method,
-		"path":        truncate(strings.ToValidUTF8(c.Request().URL.Path, "?"), 256),
+		"path":        gateway.Truncate(strings.ToValidUTF8(c.Request().URL.Path, "?"), 256),
 	}
 	if suppressed > 0 {
 		detail["rate_limited_before"] = suppressed // refusals not audited one by one

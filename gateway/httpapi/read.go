@@ -48,7 +48,7 @@ func auditQuery(v url.Values, now time.Time) (audit.Query, error) {
 	for _, name := range names {
 		vals := v[name]
 		if !slices.Contains(auditParams, name) {
-			return q, gateway.Invalid("unknown parameter %q (known: %s)", truncate(strings.ToValidUTF8(name, "?"), 64), strings.Join(auditParams, ", "))
+			return q, gateway.Invalid("unknown parameter %q (known: %s)", gateway.Truncate(strings.ToValidUTF8(name, "?"), 64), strings.Join(auditParams, ", "))
 		}
 		if len(vals) != 1 {
 			return q, gateway.Invalid("parameter %s is given %d times", name, len(vals))
@@ -66,7 +66,7 @@ func auditQuery(v url.Values, now time.Time) (audit.Query, error) {
 		case "kind":
 			q.Kind = audit.Kind(val)
 			if !q.Kind.Valid() {
-				return q, gateway.Invalid("kind %q is not one of decision, execution, approval, grant, policy_load, auth_failure", truncate(val, 64))
+				return q, gateway.Invalid("kind %q is not one of decision, execution, approval, grant, policy_load, auth_failure", gateway.Truncate(val, 64))
 			}
 		case "limit":
 			n, perr := strconv.Atoi(val)
@@ -104,7 +104,7 @@ func parseWhen(name, s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, gateway.Invalid("%s %q is not a time (RFC 3339, YYYY-MM-DD, or a duration such as 24h)", name, truncate(s, 64))
+	return time.Time{}, gateway.Invalid("%s %q is not a time (RFC 3339, YYYY-MM-DD, or a duration such as 24h)", name, gateway.Truncate(s, 64))
 }
 
 // handleVerify walks the hash chain: {ok, records, head, ...}, naming the first broken
@@ -146,16 +146,4 @@ func (f *Front) handlePrompt(c echo.Context) error {
 		return c.Blob(http.StatusOK, echo.MIMETextPlainCharsetUTF8, []byte(prompt))
 	}
 	return writeJSON(c, http.StatusOK, map[string]string{"revision": f.core.Revision(), "prompt": prompt})
-}
-
-// truncate cuts s to at most n bytes on a character boundary, marking the cut, for a
-// client's text quoted in an error or a record.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
