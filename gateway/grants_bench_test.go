@@ -53,7 +53,7 @@ func BenchmarkDecideWithGrants(b *testing.B) {
 	}
 }
 
-func benchServer(b *testing.B) *Server {
+func benchServer(b testing.TB) *Server {
 	b.Helper()
 	base := b.TempDir()
 	ws := filepath.Join(base, "ws")

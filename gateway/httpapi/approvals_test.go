@@ -362,6 +362,18 @@ func TestApprovalRestart(t *testing.T) {
 	if a := env.approval(t, "agent", id, "?wait_ms=20000"); a.State != gateway.ApprovalCompleted || !env.exists("after-restart") {
 		t.Errorf("the approval approved after the restart: %s", a.State)
 	}
+
+	// A grant made before a restart allows after it.
+	env.approveWith(t, "agent", map[string]any{"argv": []string{"touch", "granted"}}, map[string]any{"scope": "command"})
+	hs.Close()
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv, hs = start()
+	env.srv, env.url = srv, hs.URL
+	if got := env.status("agent", map[string]any{"argv": []string{"touch", "granted"}}); got != http.StatusOK {
+		t.Errorf("the grant after a restart: %d, want 200", got)
+	}
 }
 
 // The event stream opens with the pending approvals, then sends each change as it
