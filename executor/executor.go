@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -63,6 +64,10 @@ type Spec struct {
 	Network bool
 	// Resources are the rlimits for the command's processes.
 	Resources Resources
+	// Stdout and Stderr, when set, receive every byte of the command's output as it
+	// arrives, beyond MaxOutputChars too (a background job's logs); the Result still
+	// holds the capped text. A tee that fails is dropped; the command goes on.
+	Stdout, Stderr io.Writer
 }
 
 // Inherit, as a Resources limit, leaves that limit as the gateway's own.

@@ -56,22 +56,27 @@ func (s *Streams) ChildStarted() {
 	s.outW, s.errW, s.inR = nil, nil, nil
 }
 
-// Started starts capturing both outputs, maxChars characters each, and writing input,
-// then closing stdin. Call it once the command has started and its limits are in place;
-// it calls ChildStarted if that was not done.
-func (s *Streams) Started(input string, maxChars int) {
+// Started starts capturing both outputs, maxChars characters each (and copying every
+// byte of stdout and stderr to the tees that are not nil: a job's logs), and writing
+// input, then closing stdin. Call it once the command has started and its limits are in
+// place; it calls ChildStarted if that was not done.
+func (s *Streams) Started(input string, maxChars int, stdoutTee, stderrTee io.Writer) {
 	s.ChildStarted()
 	s.stdout, s.stderr = NewCapture(maxChars), NewCapture(maxChars)
 	var readers atomic.Int32
 	readers.Store(2)
-	read := func(c *Capture, r *os.File) {
-		c.ReadFrom(r) // its only errors are the deadline set in Finish and closing
+	read := func(c *Capture, r *os.File, tee io.Writer) {
+		var src io.Reader = r
+		if tee != nil {
+			src = io.TeeReader(r, &teeWriter{w: tee})
+		}
+		c.ReadFrom(src) // its only errors are the deadline set in Finish and closing
 		if readers.Add(-1) == 0 {
 			close(s.drained)
 		}
 	}
-	go read(s.stdout, s.outR)
-	go read(s.stderr, s.errR)
+	go read(s.stdout, s.outR, stdoutTee)
+	go read(s.stderr, s.errR, stderrTee)
 	if s.inW == nil {
 		close(s.stdinDone)
 		return
@@ -81,6 +86,23 @@ func (s *Streams) Started(input string, maxChars int) {
 		io.WriteString(s.inW, input) // EPIPE: the command did not read it all
 		s.inW.Close()
 	}()
+}
+
+// teeWriter copies output to a tee until the tee fails, then drops it: a failing tee
+// (a full disk under a job's log) must not stop reading the command's output, which
+// would block the command on a full pipe.
+type teeWriter struct {
+	w      io.Writer
+	failed bool
+}
+
+func (t *teeWriter) Write(p []byte) (int, error) {
+	if !t.failed {
+		if _, err := t.w.Write(p); err != nil {
+			t.failed = true
+		}
+	}
+	return len(p), nil
 }
 
 // Abort closes every end: the command did not start, or will not.

@@ -246,7 +246,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 		s.Kill()
 		return executor.Result{}, executor.Internal("send the sandbox its command", err)
 	}
-	s.streams.Started(spec.Stdin, spec.MaxOutputChars)
+	s.streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Stdout, spec.Stderr)
 
 	wd := executor.Watch(ctx, s, spec.Timeout, e.cfg.Grace())
 	// The command is over when the init reports it (everything it started is gone by
