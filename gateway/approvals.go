@@ -245,11 +245,19 @@ func (s *Server) recordApproval(ctx context.Context, who Caller, a *Approval, ev
 	return err
 }
 
+// approvalPoll is how often a waiter reads its approval again, for the decisions made
+// by another process on the same data directory.
+const approvalPoll = 500 * time.Millisecond
+
 // waitApproval waits until the approval is decided (and, approved, has run), ctx ends
 // or wait passes, and returns it as it is then.
 func (s *Server) waitApproval(ctx context.Context, id string, wait time.Duration) (*Approval, error) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	// Another process on the same data directory (cmdgate mcp beside cmdgate serve) may
+	// decide it: look at the store now and then too.
+	poll := time.NewTicker(approvalPoll)
+	defer poll.Stop()
 	for {
 		changed := s.waiters.changed(id)
 		a, err := s.state.approval(context.WithoutCancel(ctx), id)
@@ -261,6 +269,7 @@ func (s *Server) waitApproval(ctx context.Context, id string, wait time.Duration
 		}
 		select {
 		case <-changed:
+		case <-poll.C:
 		case <-timer.C:
 			return a, nil
 		case <-ctx.Done():
@@ -566,6 +575,7 @@ func (s *Server) expireLoop(every time.Duration) {
 	defer close(s.expiredDone)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	lastVersion, _ := s.state.dataVersion(context.Background())
 	for {
 		select {
 		case <-s.stopLoops:
@@ -582,7 +592,12 @@ func (s *Server) expireLoop(every time.Duration) {
 			s.grantsMu.Lock()
 			next := s.nextGrantExpiry
 			s.grantsMu.Unlock()
-			if !next.IsZero() && !now.Before(next) {
+			// Grants another process on the data directory made or revoked: the state
+			// store's data version moves when another connection commits.
+			version, verr := s.state.dataVersion(context.Background())
+			foreign := verr == nil && version != lastVersion
+			lastVersion = version
+			if foreign || (!next.IsZero() && !now.Before(next)) {
 				if err := s.refreshGrants(context.Background()); err != nil {
 					s.log.Error("cannot refresh the grants", "error", err.Error())
 				}

@@ -48,3 +48,69 @@ func TestGrantExpires(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Two gateways on one data directory (cmdgate mcp beside cmdgate serve): an approval
+// asked through one and decided through the other reaches the waiting caller, and a
+// grant made through one allows through the other.
+func TestApprovalAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	a := benchServer(t)
+	opts := a.opts
+	b, err := New(t.Context(), Options{Workspace: opts.Workspace, DataDir: opts.DataDir, Sandbox: SandboxProcess, DecisionCache: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: NewRequestID(), Endpoint: "exec"}
+	boss := Caller{Name: "boss", Role: RoleApprover, RequestID: NewRequestID(), Endpoint: "approve"}
+	type result struct {
+		o   *Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := a.Exec(context.Background(), alice, &Request{Script: "rm -r build", Wait: 20 * time.Second})
+		done <- result{o, err}
+	}()
+	var id string
+	for range 200 {
+		list, err := b.Approvals(t.Context(), boss, ApprovalPending, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 1 {
+			id = list[0].ID
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("the approval asked through one gateway is not in the other's queue")
+	}
+	if _, err := b.DecideApproval(t.Context(), boss, id, Verdict{Approve: true, Scope: ScopeCommand}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || r.o.Result == nil || r.o.Decision != policies.ActionAllow {
+			t.Errorf("the waiting exec: %+v, %v", r.o, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the approval made through the other gateway did not reach the waiting caller")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		alice.RequestID = NewRequestID()
+		o, err := a.Decide(context.Background(), alice, &Request{Script: "rm -r build"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Decision == policies.ActionAllow {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the grant made through the other gateway does not allow here within 5 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

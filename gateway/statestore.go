@@ -233,3 +233,11 @@ func (s *stateStore) selectGrants(ctx context.Context, query string, args ...any
 	}
 	return out, rows.Err()
 }
+
+// dataVersion is SQLite's data_version of the store's connection: it changes when
+// another connection (another process on the same data directory) commits.
+func (s *stateStore) dataVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
+	return v, err
+}
