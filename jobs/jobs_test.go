@@ -54,7 +54,7 @@ func TestIDs(t *testing.T) {
 func TestResolveRoot(t *testing.T) {
 	t.Parallel()
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	all := map[string]string{RootEnv: "/from/env", "XDG_DATA_HOME": "/xdg", "HOME": "/home/me"}
+	all := map[string]string{RootEnv: "/from/env", "XDG_DATA_HOME": "/xdg", "HOME": "/u/me"}
 	for _, c := range []struct {
 		flag string
 		env  map[string]string
@@ -62,9 +62,9 @@ func TestResolveRoot(t *testing.T) {
 	}{
 		{"/from/flag", all, "/from/flag"},
 		{"", all, "/from/env"},
-		{"", map[string]string{"XDG_DATA_HOME": "/xdg", "HOME": "/home/me"}, "/xdg/cmdgate/jobs"},
-		{"", map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/home/me"}, "/home/me/.local/share/cmdgate/jobs"},
-		{"", map[string]string{"HOME": "/home/me"}, "/home/me/.local/share/cmdgate/jobs"},
+		{"", map[string]string{"XDG_DATA_HOME": "/xdg", "HOME": "/u/me"}, "/xdg/cmdgate/jobs"},
+		{"", map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/u/me"}, "/u/me/.local/share/cmdgate/jobs"},
+		{"", map[string]string{"HOME": "/u/me"}, "/u/me/.local/share/cmdgate/jobs"},
 	} {
 		if got, err := ResolveRoot(c.flag, env(c.env)); err != nil || got != c.want {
 			t.Errorf("ResolveRoot(%q, %v) = %q, %v; want %q", c.flag, c.env, got, err, c.want)
