@@ -167,10 +167,11 @@ func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o 
 	return ao, err
 }
 
-// decide is Decide's work, keeping what Exec needs to run the command; run says that
-// the command will run when allowed, which counts the uses of the grants that allow it. When the policy
-// decided but the decision could not be recorded, it returns the decision (without a
-// record) and the error: nothing may run, and the caller may still log what was decided.
+// decide is Decide's work, keeping what Exec needs to run the command. run says that
+// the command runs when allowed: the grants that allow it then count a use. When the
+// policy decided but the decision could not be recorded, it returns the decision
+// (without a record) and the error: nothing may run, and the caller may still log what
+// was decided.
 func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bool) (*decided, error) {
 	if err := req.validate(s.opts.Executor, s.opts.MaxScriptBytes); err != nil {
 		return nil, err
@@ -273,15 +274,8 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 		return &decided{decision: decision}, &Error{Code: CodeUnavailable, Err: err,
 			Message: "the audit log cannot record the decision, so nothing was run: retry later"}
 	}
-	for _, id := range decision.Grants {
-		if !run {
-			break // a decision that runs nothing uses no grant
-		}
-		if g, err := s.state.grant(ctx, id); err == nil {
-			if err := s.recordGrant(ctx, caller, g, "used", rec.ID, map[string]any{"uses": g.Uses}); err != nil {
-				caller.log().Error("cannot record a grant's use", "grant_id", id, "error", err.Error())
-			}
-		}
+	if run { // a decision that runs nothing uses no grant
+		s.recordGrantUses(ctx, caller, decision.Grants, rec.ID)
 	}
 	d := &decided{req: req, cwd: cwd, doc: doc, decision: decision, reasons: apiReasons(decision.Reasons), record: rec}
 	if memo != nil {

@@ -228,6 +228,20 @@ func (s *Server) useGrants(ctx context.Context, ids []string) (bool, error) {
 	return true, nil
 }
 
+// recordGrantUses appends a grant record of each grant a decision used. A failure is
+// logged: the decision record names the grants too (detail.grants).
+func (s *Server) recordGrantUses(ctx context.Context, caller Caller, ids []string, decisionID string) {
+	for _, id := range ids {
+		g, err := s.state.grant(ctx, id)
+		if err == nil {
+			err = s.recordGrant(ctx, caller, g, "used", decisionID, map[string]any{"uses": g.Uses})
+		}
+		if err != nil {
+			caller.log().Error("cannot record a grant's use", "grant_id", id, "error", err.Error())
+		}
+	}
+}
+
 // Grants lists grants: the live ones, or with all every one, newest first.
 func (s *Server) Grants(ctx context.Context, caller Caller, all bool) ([]*Grant, error) {
 	if caller.Role == RoleAgent {
