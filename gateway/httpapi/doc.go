@@ -22,7 +22,12 @@
 //	POST /v1/exec, POST /v1/decide           agent
 //	GET /v1/audit, GET /v1/audit/verify      auditor
 //	GET /v1/policy, GET /v1/policy/prompt    any role
+//	GET /v1/whoami                           any role
 //	GET /v1/approvals, GET /v1/approvals/{id} any role (an agent: its own)
+//	GET /v1/approvals/stream                 approver, auditor (server-sent events)
+//	GET /v1/grants                           approver, auditor
+//	DELETE /v1/grants/{id}                   approver
+//	/ui/ (MountStatic)                       no token: static files whose calls carry one
 //	POST /v1/approvals/{id}/approve, …/deny  approver (the core refuses, and audits,
 //	                                         every other role and the requester)
 //	GET /metrics                             admin
