@@ -17,6 +17,10 @@ type Tree interface {
 	Kill() error
 }
 
+// ErrKillNow, as the cause of a run's context (context.WithCancelCause), kills its
+// tree at once instead of terminating it first: a job killed with KILL.
+var ErrKillNow = errors.New("killed at once")
+
 // Watchdog enforces a run's timeout and its caller's context on a Tree: when either ends
 // first, it terminates the tree, and kills it once the grace has passed. It is the
 // stopping logic every backend shares.
@@ -74,6 +78,10 @@ func (w *Watchdog) stop(timedOut bool, cause error) {
 	w.timedOut = timedOut
 	w.cause = cause
 	w.deadline = time.Now().Add(w.grace)
+	if errors.Is(cause, ErrKillNow) {
+		w.record(w.tree.Kill())
+		return
+	}
 	w.record(w.tree.Terminate())
 	// Kill what ignores SIGTERM, the leader included, or the leader never exits.
 	w.killTimer = time.AfterFunc(w.grace, func() {

@@ -772,7 +772,9 @@ func TestEscapeCapabilities(t *testing.T) {
 func TestEscapeSignal(t *testing.T) {
 	t.Parallel()
 	e, ws := newExecutor(t, linux.Options{})
-	sleep := exec.Command("sleep", "60")
+	// Long enough to outlast the attempts on a loaded machine (a run of 60 s once ended
+	// by itself under CI load): the cleanup kills it.
+	sleep := exec.Command("sleep", "3600")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)
 	}

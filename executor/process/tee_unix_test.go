@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,4 +48,54 @@ func TestTees(t *testing.T) {
 	if err != nil || res.ExitCode != 0 || res.Stderr != "done\n" || res.StdoutBytes != 1000000 || bad.calls != 1 {
 		t.Errorf("with a failing tee: %v, exit %d, stderr %q, %d bytes, %d tee calls", err, res.ExitCode, res.Stderr, res.StdoutBytes, bad.calls)
 	}
+}
+
+// A run whose context ends with ErrKillNow is killed at once: its TERM handler never
+// runs. Ended with another cause, the tree gets TERM first and the handler runs.
+func TestKillNow(t *testing.T) {
+	t.Parallel()
+	testenv.NeedCommand(t, "bash")
+	e := process.New(process.Options{})
+	script := `trap 'echo got-term; exit 3' TERM; echo started; while :; do sleep 0.05; done`
+	for _, c := range []struct {
+		cause   error
+		handled bool
+	}{{executor.ErrKillNow, false}, {errors.New("stop"), true}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		var out syncBuffer
+		done := make(chan executor.Result, 1)
+		go func() {
+			res, _ := e.Run(ctx, executor.Spec{Script: script, Dir: t.TempDir(), Timeout: 30 * time.Second, Stdout: &out})
+			done <- res
+		}()
+		for i := 0; !strings.Contains(out.String(), "started"); i++ {
+			if i == 1000 {
+				t.Fatal("the command did not start within 10 s")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel(c.cause)
+		res := <-done
+		if handled := strings.Contains(res.Stdout, "got-term"); handled != c.handled {
+			t.Errorf("cause %v: the TERM handler ran: %v (stdout %q, exit %d)", c.cause, handled, res.Stdout, res.ExitCode)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
