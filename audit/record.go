@@ -23,6 +23,9 @@ const (
 	// KindGrant is a change of a grant (an approval that covers more than one request):
 	// created, used (DecisionID names the decision it allowed) or revoked.
 	KindGrant Kind = "grant"
+	// KindJob is an event of a background job other than its decision and its end (an
+	// execution record): killed (who, which signal), not started, removed by gc.
+	KindJob Kind = "job"
 	// KindPolicyLoad is the loading (or failed loading) of a policy bundle.
 	KindPolicyLoad Kind = "policy_load"
 	// KindAuthFailure is a request refused for a missing, unknown or revoked token.
@@ -32,7 +35,7 @@ const (
 // Valid reports whether k is one of the record kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindDecision, KindExecution, KindApproval, KindGrant, KindPolicyLoad, KindAuthFailure:
+	case KindDecision, KindExecution, KindApproval, KindGrant, KindJob, KindPolicyLoad, KindAuthFailure:
 		return true
 	}
 	return false

@@ -68,6 +68,10 @@ type Spec struct {
 	// arrives, beyond MaxOutputChars too (a background job's logs); the Result still
 	// holds the capped text. A tee that fails is dropped; the command goes on.
 	Stdout, Stderr io.Writer
+	// OnStart, when set, is called once the command has been started (handed to its
+	// sandbox), before Run waits for it: a Run that fails without calling it started
+	// nothing.
+	OnStart func()
 }
 
 // Inherit, as a Resources limit, leaves that limit as the gateway's own.

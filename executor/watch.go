@@ -21,6 +21,17 @@ type Tree interface {
 // tree at once instead of terminating it first: a job killed with KILL.
 var ErrKillNow = errors.New("killed at once")
 
+// ErrInterrupt, as the cause of a run's context, interrupts its tree (SIGINT) instead
+// of terminating it, then kills it once the grace has passed, like a termination: a
+// job killed with INT. A tree that cannot be interrupted (no Interrupter) is
+// terminated.
+var ErrInterrupt = errors.New("interrupted")
+
+// Interrupter is a Tree that can also be interrupted (SIGINT to every process).
+type Interrupter interface {
+	Interrupt() error
+}
+
 // Watchdog enforces a run's timeout and its caller's context on a Tree: when either ends
 // first, it terminates the tree, and kills it once the grace has passed. It is the
 // stopping logic every backend shares.
@@ -82,7 +93,11 @@ func (w *Watchdog) stop(timedOut bool, cause error) {
 		w.record(w.tree.Kill())
 		return
 	}
-	w.record(w.tree.Terminate())
+	if it, ok := w.tree.(Interrupter); ok && errors.Is(cause, ErrInterrupt) {
+		w.record(it.Interrupt())
+	} else {
+		w.record(w.tree.Terminate())
+	}
 	// Kill what ignores SIGTERM, the leader included, or the leader never exits.
 	w.killTimer = time.AfterFunc(w.grace, func() {
 		w.mu.Lock()

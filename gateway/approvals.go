@@ -112,9 +112,11 @@ type Approval struct {
 	// GrantID names the grant the approver made with the approval, if any.
 	GrantID string `json:"grant_id,omitempty"`
 	// RunDecisionID is the decision record under which the approved request ran.
-	RunDecisionID string           `json:"run_decision_id,omitempty"`
-	Result        *executor.Result `json:"result,omitempty"`
-	Error         *ApprovalError   `json:"error,omitempty"`
+	RunDecisionID string `json:"run_decision_id,omitempty"`
+	// JobID is the job an approved job request started.
+	JobID  string           `json:"job_id,omitempty"`
+	Result *executor.Result `json:"result,omitempty"`
+	Error  *ApprovalError   `json:"error,omitempty"`
 }
 
 // HeldRequest is the request an approval holds, as it will run: the cwd resolved when
@@ -128,6 +130,10 @@ type HeldRequest struct {
 	TimeoutMS      int64              `json:"timeout_ms"`
 	MaxOutputChars int                `json:"max_output_chars"`
 	Network        bool               `json:"network"`
+	// Job says the request starts a background job once approved, which may run for
+	// MaxRunTimeMS (0: no limit).
+	Job          bool  `json:"job,omitempty"`
+	MaxRunTimeMS int64 `json:"max_run_time_ms,omitempty"`
 }
 
 // ApprovalError is why an approved request did not give a result.
@@ -171,7 +177,7 @@ func (w *approvalWaiters) notify(id string) {
 
 // askApproval holds a request the policy answered ask for: the pending approval is
 // stored, and its approval record appended, before the caller hears of it.
-func (s *Server) askApproval(ctx context.Context, caller Caller, d *decided) (*Approval, error) {
+func (s *Server) askApproval(ctx context.Context, caller Caller, d *decided, hold ...func(*HeldRequest)) (*Approval, error) {
 	now := time.Now().UTC()
 	a := &Approval{
 		ID: NewRequestID(), State: ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(s.opts.Approvals.Expiry),
@@ -182,6 +188,9 @@ func (s *Server) askApproval(ctx context.Context, caller Caller, d *decided) (*A
 			Command: d.req.Script, Argv: d.req.Argv, Cwd: d.cwd, ShellMode: d.req.ShellMode, Stdin: d.req.Stdin,
 			TimeoutMS: d.req.Timeout.Milliseconds(), MaxOutputChars: d.req.MaxOutput, Network: d.decision.Sandbox.Network,
 		},
+	}
+	for _, h := range hold {
+		h(&a.Request)
 	}
 	if a.Commands = d.commands; a.Commands == nil {
 		b, err := json.Marshal(d.doc.Commands)
@@ -507,6 +516,9 @@ func (s *Server) runApproved(ctx context.Context, approver Caller, a *Approval) 
 	}
 	requester := Caller{Name: a.Principal.Name, Role: Role(a.Principal.Role), RequestID: approver.RequestID,
 		Endpoint: "approval", Log: approver.Log}
+	if h.Job {
+		return s.startApprovedJob(ctx, requester, a, d, time.Duration(h.MaxRunTimeMS)*time.Millisecond)
+	}
 	s.runMu.Lock()
 	if s.closed {
 		s.runMu.Unlock()
@@ -529,6 +541,25 @@ func (s *Server) runApproved(ctx context.Context, approver Caller, a *Approval) 
 		}
 		s.finishApproval(a, &res, nil)
 	}()
+	return nil
+}
+
+// startApprovedJob starts the job an approval allowed; the approval is completed
+// (with the job's id) once the job started, failed if it could not start.
+func (s *Server) startApprovedJob(ctx context.Context, requester Caller, a *Approval, d *decided, maxRun time.Duration) error {
+	if err := s.jobsReady(); err != nil {
+		s.finishApproval(a, nil, &ApprovalError{Code: CodeUnavailable, Message: err.Error()})
+		return nil
+	}
+	requester.Endpoint = "job"
+	j, err := s.launchJob(ctx, requester, d, maxRun)
+	if err != nil {
+		je := AsJobError(err)
+		s.finishApproval(a, nil, &ApprovalError{Code: je.Code, Message: je.Message})
+		return nil
+	}
+	a.JobID = j.ID
+	s.finishApproval(a, nil, nil)
 	return nil
 }
 

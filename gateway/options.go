@@ -99,6 +99,8 @@ type Options struct {
 	Audit audit.Options
 	// Approvals configures the approvals of ask decisions.
 	Approvals ApprovalOptions
+	// Jobs configures background jobs.
+	Jobs JobOptions
 	// Logger receives the structured logs; nil discards them.
 	Logger *slog.Logger
 
@@ -200,6 +202,11 @@ func (o Options) withDefaults() (Options, error) {
 		o.ReadTimeout = DefaultReadTimeout
 	}
 	var aerr error
+	if jobs, err := o.Jobs.withDefaults(o.DataDir); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.Jobs = jobs
+	}
 	if o.Approvals, aerr = o.Approvals.withDefaults(); aerr != nil {
 		errs = append(errs, aerr)
 	}

@@ -65,13 +65,19 @@ func (s *Server) DecodeRequest(raw []byte) (*Request, error) {
 // character or unpaired surrogate escape in any string, command XOR argv, limits
 // within the executor's bounds. Every error is INVALID_ARGUMENT naming the member.
 func decodeExecRequest(raw []byte, cfg executor.Config) (*Request, error) {
+	return decodeRequest(raw, cfg, requestFields, nil)
+}
+
+// decodeRequest is decodeExecRequest with other members: fields lists them all, and
+// extra, when set, reads those it knows (handled true) before the common ones.
+func decodeRequest(raw []byte, cfg executor.Config, fields map[string]string, extra func(m member) (bool, error)) (*Request, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, invalid("the request body is empty: send a JSON object such as {\"command\": \"ls\"}")
 	}
 	if !utf8.Valid(raw) {
 		return nil, invalid("the request body is not valid UTF-8")
 	}
-	members, err := objectMembers(raw, requestFields)
+	members, err := objectMembers(raw, fields)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +85,15 @@ func decodeExecRequest(raw []byte, cfg executor.Config) (*Request, error) {
 	var hasCommand, hasArgv bool
 	var timeoutMS, maxOutput *int64
 	for _, m := range members {
+		if extra != nil {
+			handled, err := extra(m)
+			if err != nil {
+				return nil, err
+			}
+			if handled {
+				continue
+			}
+		}
 		switch m.name {
 		case "command":
 			if len(m.value) > 0 && m.value[0] == '[' {

@@ -14,6 +14,7 @@ import (
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/jobs"
 	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
 )
@@ -60,6 +61,9 @@ type Server struct {
 	grantsMu        sync.Mutex      // refreshGrants, one at a time
 	nextGrantExpiry time.Time       // when the next live grant expires (zero: none); grantsMu
 	expiredDone     chan struct{}   // closed when expireLoop returned
+
+	jobStore *jobs.Store // nil when jobs are disabled
+	jobWatch jobWatch    // the supervisors this gateway started
 
 	watch     *watcher // nil when PolicyDir is "" or NoWatch
 	closeOnce sync.Once
@@ -151,6 +155,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.watch = w
+	}
+	if !opts.Jobs.Disabled {
+		s.jobStore = &jobs.Store{Root: opts.Jobs.Root}
+		s.settleJobs()
 	}
 	s.stopLoops, s.expiredDone = make(chan struct{}), make(chan struct{})
 	go s.expireLoop(time.Second)

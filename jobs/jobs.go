@@ -4,9 +4,9 @@
 // It is the storage of cmdgate's background jobs (the `cmdgate job` commands and the
 // gateway's jobs API); it starts nothing itself.
 //
-// Ids are 32 lowercase hex characters: the first 12 are the creation time in
-// milliseconds, the other 20 random, so that the directory names sort by age and a
-// listing reads only the directories it shows. Every lookup takes a unique prefix of
+// Ids are 32 lowercase hex characters: the first 20 random, the last 12 the creation
+// time in milliseconds, so that a short prefix names one job and the directory names
+// sort by age: a listing reads only the directories it shows. Every lookup takes a unique prefix of
 // at least 6 characters.
 //
 // Metadata is replaced atomically (a temporary file renamed over job.json), so a
@@ -71,18 +71,32 @@ type Job struct {
 	State string `json:"state"`
 	// Principal started the job; only it (and auditors and admins) may see it.
 	Principal string   `json:"principal"`
+	Role      string   `json:"role,omitempty"`
 	Command   string   `json:"command,omitempty"` // a shell script
 	Argv      []string `json:"argv,omitempty"`    // or an argument vector
 	Cwd       string   `json:"cwd"`
 	Task      string   `json:"task,omitempty"`
+	// ShellMode is how the command reaches the system ("default": through the shell,
+	// "direct": argv as is); Network whether the decision granted the network.
+	ShellMode string `json:"shell_mode,omitempty"`
+	Network   bool   `json:"network,omitempty"`
+	// MaxRunTimeMS, when set, is how long the job may run before it is killed.
+	MaxRunTimeMS int64 `json:"max_run_time_ms,omitempty"`
 	// DecisionID is the audit record of the decision that let it start.
-	DecisionID string     `json:"decision_id,omitempty"`
+	DecisionID string `json:"decision_id,omitempty"`
+	// RequestID and Source are the request's id and the front it came through.
+	RequestID  string     `json:"request_id,omitempty"`
+	Source     string     `json:"source,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	DurationMS int64      `json:"duration_ms,omitempty"`
 	ExitCode   *int       `json:"exit_code,omitempty"`
-	Signal     string     `json:"signal,omitempty"`
-	Reason     string     `json:"reason,omitempty"`
+	// Signal is the signal a killed job was stopped with (TERM, INT or KILL);
+	// KilledBy who asked ("max_run_time" when its maximum run time passed).
+	Signal   string `json:"signal,omitempty"`
+	KilledBy string `json:"killed_by,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// PID is the supervisor's (or the sandbox init's) process id while it runs.
 	PID int `json:"pid,omitempty"`
 	// Observed bytes per stream (they go on past the cap), and whether a log was capped.
@@ -110,16 +124,21 @@ type Store struct {
 	Root string
 }
 
-// NewID returns a new job id: 12 hex characters of milliseconds, then 20 random ones.
+// NewID returns a new job id: 20 random hex characters, then 12 of the creation time
+// in milliseconds. The random part comes first so that a short prefix names one job;
+// the time last so that listings sort by age without reading any file.
 func NewID(now time.Time) string {
 	var b [16]byte
+	rand.Read(b[:10])
 	ms := uint64(now.UnixMilli())
 	for i := 0; i < 6; i++ {
-		b[i] = byte(ms >> (40 - 8*i))
+		b[10+i] = byte(ms >> (40 - 8*i))
 	}
-	rand.Read(b[6:])
 	return hex.EncodeToString(b[:])
 }
+
+// idTime is the creation-time part of an id, which sorts as the time does.
+func idTime(id string) string { return id[20:] }
 
 // ValidID reports whether id is a whole job id.
 func ValidID(id string) bool { return len(id) == 32 && isHex(id) }
@@ -241,8 +260,12 @@ func (s *Store) ids() ([]string, error) {
 			out = append(out, e.Name())
 		}
 	}
-	slices.Sort(out)
-	slices.Reverse(out)
+	slices.SortFunc(out, func(a, b string) int { // newest first
+		if c := strings.Compare(idTime(b), idTime(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(b, a)
+	})
 	return out, nil
 }
 
@@ -266,6 +289,9 @@ func (s *Store) Resolve(idOrPrefix string, visible func(*Job) bool) (*Job, error
 		j, err := s.read(id)
 		if err != nil || (visible != nil && !visible(j)) {
 			continue
+		}
+		if j, err = s.Settle(j); err != nil {
+			return nil, err
 		}
 		found = append(found, j)
 	}
@@ -310,6 +336,9 @@ func (s *Store) List(limit int, state string, visible func(*Job) bool) (*Listing
 		if err != nil {
 			l.Skipped++
 			continue
+		}
+		if j, err = s.Settle(j); err != nil {
+			return nil, err
 		}
 		if (state != "" && j.State != state) || (visible != nil && !visible(j)) {
 			continue

@@ -39,7 +39,7 @@ func newJob(t testing.TB, s *Store, at time.Time, principal, state string) *Job 
 func TestIDs(t *testing.T) {
 	t.Parallel()
 	a, b := NewID(time.UnixMilli(1_700_000_000_000)), NewID(time.UnixMilli(1_700_000_000_001))
-	if !ValidID(a) || !ValidID(b) || a >= b || a == NewID(time.UnixMilli(1_700_000_000_000)) {
+	if !ValidID(a) || !ValidID(b) || idTime(a) >= idTime(b) || a == NewID(time.UnixMilli(1_700_000_000_000)) || a[:6] == b[:6] {
 		t.Errorf("ids %s %s", a, b)
 	}
 	for _, bad := range []string{"", "abc", strings.Repeat("g", 32), strings.ToUpper(a), a + "0"} {
@@ -80,7 +80,11 @@ func TestResolve(t *testing.T) {
 	s := &Store{Root: t.TempDir()}
 	at := time.Now()
 	a := newJob(t, s, at, "alice", Running)
-	b := newJob(t, s, at, "bob", Running) // the same millisecond: the same 12-character prefix
+	// b shares a's first 12 characters.
+	b := &Job{ID: a.ID[:12] + NewID(at)[12:], State: Running, Principal: "bob", Argv: []string{"true"}, Cwd: "/ws", StartedAt: at.UTC()}
+	if err := s.Create(b); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		id, want string
 	}{

@@ -121,6 +121,25 @@ type Config struct {
 	Server    ServerConfig    `yaml:"server"`
 	MCP       MCPConfig       `yaml:"mcp"`
 	Approvals ApprovalsConfig `yaml:"approvals"`
+	Jobs      JobsConfig      `yaml:"jobs"`
+}
+
+// JobsConfig is the `jobs:` section: background jobs (cmdgate job, /v1/jobs, the job_*
+// MCP tools).
+type JobsConfig struct {
+	// Enabled turns jobs on (default true).
+	Enabled *bool `yaml:"enabled"`
+	// Root is the job root; default $CMDGATE_JOB_ROOT, else
+	// $XDG_DATA_HOME/cmdgate/jobs, else ~/.local/share/cmdgate/jobs.
+	Root string `yaml:"root"`
+	// MaxPerPrincipal is how many jobs one principal may run at once (default 8).
+	MaxPerPrincipal int `yaml:"max_per_principal"`
+	// RetentionDays is how long finished jobs are kept (default 7).
+	RetentionDays int `yaml:"retention_days"`
+	// MaxRunTime kills a job that runs longer (default 0: no limit).
+	MaxRunTime time.Duration `yaml:"max_run_time"`
+	// LogCap caps each of a job's logs, in bytes (default 64 MiB).
+	LogCap int64 `yaml:"log_cap"`
 }
 
 // ApprovalsConfig is the `approvals:` section: what happens to a command the policy
@@ -413,6 +432,9 @@ func (c Config) validate() error {
 	if err := c.executor().Check(); err != nil {
 		errs = append(errs, fmt.Errorf("exec: %w", err))
 	}
+	if c.Jobs.MaxPerPrincipal < 0 || c.Jobs.RetentionDays < 0 || c.Jobs.MaxRunTime < 0 || c.Jobs.LogCap < 0 {
+		errs = append(errs, errors.New("jobs: max_per_principal, retention_days, max_run_time and log_cap must not be negative"))
+	}
 	if c.Audit.Witness != "" && !filepath.IsAbs(c.Audit.Witness) {
 		errs = append(errs, fmt.Errorf("audit.witness %q is not an absolute path", c.Audit.Witness))
 	}
@@ -486,6 +508,9 @@ func (c Config) apply(opts *gateway.Options) {
 		Expiry: c.Approvals.Expiry, Wait: c.Approvals.Wait,
 		OnceOnly:    c.Approvals.PersistentGrants != nil && !*c.Approvals.PersistentGrants,
 		GrantExpiry: c.Approvals.GrantExpiry, MaxGrantExpiry: c.Approvals.MaxGrantExpiry}
+	opts.Jobs = gateway.JobOptions{Disabled: c.Jobs.Enabled != nil && !*c.Jobs.Enabled, Root: c.Jobs.Root,
+		MaxPerPrincipal: c.Jobs.MaxPerPrincipal, Retention: time.Duration(c.Jobs.RetentionDays) * 24 * time.Hour,
+		MaxRunTime: c.Jobs.MaxRunTime, LogCap: c.Jobs.LogCap}
 	opts.BodyLimit = c.Server.BodyLimit
 	opts.ShutdownGrace = c.Server.ShutdownGrace
 	opts.RequestTimeout = c.Server.RequestTimeout

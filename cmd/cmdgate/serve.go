@@ -22,6 +22,7 @@ import (
 	"github.com/cmdgate/cmdgate/gateway/httpapi"
 	"github.com/cmdgate/cmdgate/gateway/mcp"
 	"github.com/cmdgate/cmdgate/gateway/webhook"
+	"github.com/cmdgate/cmdgate/jobs"
 )
 
 const serveUsage = `usage: cmdgate serve [flags]
@@ -260,6 +261,16 @@ func (m *Main) serveConfig(sf serveFlags) (opts gateway.Options, cfg Config, err
 		return opts, cfg, err
 	}
 	opts.Logger = log
+	// Jobs: the root `cmdgate job` finds, and the configuration file for the
+	// supervisors (which inherit the environment too).
+	if opts.Jobs.Root, err = jobs.ResolveRoot(cfg.Jobs.Root, m.Getenv); err != nil && !opts.Jobs.Disabled {
+		return opts, cfg, err
+	}
+	if p := m.configPath(sf.config); p != "" {
+		if opts.Jobs.Config, err = filepath.Abs(p); err != nil {
+			return opts, cfg, err
+		}
+	}
 	return opts, cfg, nil
 }
 

@@ -247,6 +247,9 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 		return executor.Result{}, executor.Internal("send the sandbox its command", err)
 	}
 	s.streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Stdout, spec.Stderr)
+	if spec.OnStart != nil {
+		spec.OnStart()
+	}
 
 	wd := executor.Watch(ctx, s, spec.Timeout, e.cfg.Grace())
 	// The command is over when the init reports it (everything it started is gone by

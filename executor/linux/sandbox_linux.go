@@ -37,6 +37,9 @@ var _ executor.Tree = (*sandbox)(nil)
 // Terminate asks the init to stop: it passes SIGTERM on to every process inside.
 func (s *sandbox) Terminate() error { return s.signal(unix.SIGTERM) }
 
+// Interrupt asks the init to interrupt: it passes SIGINT on to every process inside.
+func (s *sandbox) Interrupt() error { return s.signal(unix.SIGINT) }
+
 // Kill kills the init, and with it every process of its pid namespace: the kernel
 // kills them all when a pid namespace's init dies, and the init is reaped only once they
 // are gone.

@@ -161,6 +161,9 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 	}
 	// Stdin starts flowing only now, after the limits are in place.
 	streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Stdout, spec.Stderr)
+	if spec.OnStart != nil {
+		spec.OnStart()
+	}
 
 	wd := executor.Watch(ctx, group, spec.Timeout, e.cfg.Grace())
 	waitErr := group.WaitExit()

@@ -51,3 +51,19 @@ func BuildHelper() (path, dir string, err error) {
 	}
 	return path, dir, nil
 }
+
+// BuildCmdgate builds the cmdgate program and, beside it, cmdgate-sandbox into a new
+// temporary directory, for tests that need the real program as a separate process (a
+// background job's supervisor). The caller removes dir.
+func BuildCmdgate() (path, dir string, err error) {
+	helper, dir, err := BuildHelper()
+	if err != nil {
+		return "", "", err
+	}
+	path = filepath.Join(filepath.Dir(helper), "cmdgate")
+	if out, err := exec.Command("go", "build", "-o", path, "github.com/cmdgate/cmdgate/cmd/cmdgate").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", "", fmt.Errorf("build cmdgate: %v\n%s", err, out)
+	}
+	return path, dir, nil
+}

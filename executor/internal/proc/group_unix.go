@@ -38,6 +38,10 @@ func NewGroup(pid int) (*Group, error) {
 // name another group.
 func (g *Group) Terminate() error { return g.signal(unix.SIGTERM) }
 
+// Interrupt sends SIGINT to every process of the group, under the same condition as
+// Terminate.
+func (g *Group) Interrupt() error { return g.signal(unix.SIGINT) }
+
 // Kill sends SIGKILL to every process of the group, under the same condition as
 // Terminate. The kernel delivers a group signal atomically with respect to fork: no
 // process of the group can start a child that misses it.
