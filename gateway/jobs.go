@@ -167,7 +167,7 @@ func AsJobError(err error) *JobError {
 	switch e.Code {
 	case CodeInvalidArgument, CodeNotDirectory, CodeTooLarge:
 		out.Code = jobs.CodeInvalidInput
-	case CodeDenied, CodeForbidden:
+	case CodeDenied, CodeForbidden, CodeUnauthenticated, CodeRateLimited:
 		out.Code = JobCodeDenied
 	case CodeApprovalPending:
 		out.Code = JobCodeApprovalPending
@@ -596,7 +596,7 @@ func (s *Server) KillJob(ctx context.Context, caller Caller, id, signal string) 
 	if j.Finished() {
 		return j, sig, &JobError{Code: jobs.CodeInvalidState, JobID: j.ID, Message: "job " + j.ID + " is not running: it is " + j.State}
 	}
-	if err := s.recordJob(caller, "kill", j, map[string]any{"signal": sig, "asked": signal, "job_principal": j.Principal}); err != nil {
+	if err := s.recordJob(caller, "kill", j, map[string]any{"signal": sig, "asked": Truncate(signal, 64), "job_principal": j.Principal}); err != nil {
 		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: "the audit log cannot record the kill, so the job was not signalled: retry later"}
 	}
 	if err := s.jobStore.WriteKill(j.ID, jobs.KillRequest{Signal: sig, By: caller.Name, At: time.Now().UTC()}); err != nil {

@@ -193,6 +193,7 @@ func (f *Front) newEcho() *echo.Echo {
 	// and a requester deciding its own approval.
 	v1.POST("/approvals/:id/approve", f.handleApprove, anyRole, timeout)
 	v1.POST("/approvals/:id/deny", f.handleDeny, anyRole, timeout)
+	f.mountJobs(v1, timeout)
 	v1.GET("/grants", f.handleGrants, f.require(gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	v1.DELETE("/grants/:id", f.handleRevokeGrant, f.require(gateway.RoleApprover), timeout)
 	f.routes = map[string]bool{}
