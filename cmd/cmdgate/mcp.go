@@ -28,7 +28,8 @@ Every call comes from the principal of the agent token in $CMDGATE_TOKEN or in
 given, of the token named by mcp.principal in the configuration file (a local
 principal: the client's configuration holds no secret, and revoking that token stops
 it). The token must have the agent (or admin) role. Tools: exec_command,
-execute_command, shell_exec, system_info.
+execute_command, shell_exec, system_info, and unless jobs.enabled is false the
+background job tools job_run, job_status, job_tail, job_wait, job_list, job_kill.
 
 Example client configuration (the command and its environment):
   {"command": "cmdgate", "args": ["mcp", "--workspace", "/path/to/project"],
@@ -95,7 +96,7 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 	if tok.Role != gateway.RoleAgent && tok.Role != gateway.RoleAdmin {
 		return fail("the token %q has the %s role; the MCP server needs an agent token", tok.Name, tok.Role)
 	}
-	srv.SetPromptTools(mcp.PromptTools...)
+	srv.SetPromptTools(mcp.Tools(srv)...)
 	server := mcp.New(srv, version, mcp.Options{Principal: &tok})
 
 	// SIGINT or SIGTERM ends the session; so does the client closing stdin.

@@ -327,4 +327,9 @@ func writeFileAtomic(path string, b []byte) error {
 
 // serveTools are the system prompt's tools under serve: the HTTP API's and the MCP
 // server's mounted on it.
-func serveTools() []string { return slices.Concat(httpapi.PromptTools, mcp.PromptTools) }
+func serveTools(jobs bool) []string {
+	if !jobs {
+		return slices.Concat(httpapi.PromptTools, mcp.PromptTools)
+	}
+	return slices.Concat(httpapi.PromptTools, httpapi.JobPromptTools, mcp.PromptTools, mcp.JobPromptTools)
+}

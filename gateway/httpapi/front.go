@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,20 @@ import (
 var PromptTools = []string{
 	"`POST /v1/exec` (cmdgate's HTTP API): run a command (a shell script, or an argument vector) and get its exit code, stdout and stderr",
 	"`POST /v1/decide` (cmdgate's HTTP API): ask whether a command would be allowed, and why not, without running it",
+}
+
+// JobPromptTools is the system prompt's line for the jobs API, when jobs are on.
+var JobPromptTools = []string{
+	"`POST /v1/jobs` (cmdgate's HTTP API): start a long command as a background job decided by the same policy, then `GET /v1/jobs/{id}`, `…/tail`, `…/wait` and `POST /v1/jobs/{id}/kill`",
+}
+
+// Tools are the system prompt's lines for the HTTP API over g: the jobs API only when
+// g has jobs.
+func Tools(g *gateway.Server) []string {
+	if g.JobRoot() == "" {
+		return PromptTools
+	}
+	return slices.Concat(PromptTools, JobPromptTools)
 }
 
 // Front is the HTTP API over one gateway core. Create it with New, serve it with Serve

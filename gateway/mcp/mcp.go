@@ -138,6 +138,15 @@ var PromptTools = []string{
 	"`execute_command` (cmdgate's MCP server): run a shell command at the workspace's root and get exit_code, stdout, stderr and duration_ms",
 }
 
+// Tools are the system prompt's lines for the tools this server has over g: the job
+// tools only when g has jobs.
+func Tools(g *gateway.Server) []string {
+	if g.JobRoot() == "" {
+		return PromptTools
+	}
+	return slices.Concat(PromptTools, JobPromptTools)
+}
+
 // Options configures New.
 type Options struct {
 	// Principal, when set, is who every call comes from (the stdio server, started
@@ -157,6 +166,7 @@ func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 	t := &tools{g: g, principal: opts.Principal}
 	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
 	t.addShellTools(s)
+	t.addJobTools(s)
 	sdk.AddTool(s, &sdk.Tool{Name: "execute_command", Description: ExecuteCommandDescription, InputSchema: rawSchema(ExecuteCommandSchema)}, recovered(g, t.executeCommand))
 	// The system prompt as an MCP prompt too, generated when asked: it follows policy
 	// reloads, where the instructions are the prompt of the server's start.
@@ -244,7 +254,7 @@ func unmarshalArgs(req *sdk.CallToolRequest, v any) error {
 // listener, for agents, and tells the system prompt about it.
 func Mount(front *httpapi.Front, version string) {
 	g := front.Core()
-	g.SetPromptTools(slices.Concat(httpapi.PromptTools, PromptTools)...)
+	g.SetPromptTools(slices.Concat(httpapi.Tools(g), Tools(g))...)
 	servers := &byRevision{build: func() *sdk.Server { return New(g, version, Options{}) }, g: g}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return servers.get() }, &sdk.StreamableHTTPOptions{
 		Logger: g.Logger(),

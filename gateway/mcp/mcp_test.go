@@ -170,8 +170,9 @@ func TestToolDefinition(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, ",") != "exec_command,execute_command,shell_exec,system_info" {
-		t.Fatalf("tools = %v, want exec_command, execute_command, shell_exec, system_info", names)
+	const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,shell_exec,system_info"
+	if strings.Join(names, ",") != wantTools {
+		t.Fatalf("tools = %v, want %s", names, wantTools)
 	}
 	tool := tools.Tools[0]
 	if tool.Description != "Runs a command once in the workspace and returns stdout, stderr, and exit code." {
