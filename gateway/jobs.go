@@ -1,16 +1,13 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -18,17 +15,17 @@ import (
 	"github.com/cmdgate/cmdgate/policies"
 )
 
-// Background jobs: a command decided like /v1/exec that runs on after the request, in a
-// supervisor process of its own (`cmdgate job supervise`, jobsuper.go) started
-// detached, so that it outlives the gateway. The job's directory (package jobs) holds
-// its state and its logs; the gateway reads them, and signals the supervisor to kill.
+// Background jobs: a command decided like /v1/exec that runs on after the request, in
+// the job host (`cmdgate job host`, jobhost.go), a process started detached so that
+// jobs outlive the gateway. The job's directory (package jobs) holds its state and its
+// logs; the gateway reads them, and asks the host to start and to kill.
 
 // Job defaults.
 const (
 	DefaultJobsPerPrincipal = 8
 	DefaultJobRetention     = 7 * 24 * time.Hour
 	DefaultJobLogCap        = 64 << 20
-	// jobReadyTimeout bounds the wait for a new supervisor to report the start.
+	// jobReadyTimeout bounds the wait for a job host to start, and for it to start a job.
 	jobReadyTimeout = time.Minute
 )
 
@@ -39,9 +36,9 @@ type JobOptions struct {
 	// Root is the job root; default DataDir/jobs. (cmdgate serve gives the root
 	// `cmdgate job` finds, jobs.ResolveRoot, so that both see the same jobs.)
 	Root string
-	// Program is the cmdgate binary that supervises jobs (`cmdgate job supervise`);
-	// default this program. Config is the configuration file it reads ("": as the
-	// gateway found it, CMDGATE_CONFIG).
+	// Program is the cmdgate binary that hosts jobs (`cmdgate job host`); default this
+	// program. Config is the configuration file it reads ("": as the gateway found it,
+	// CMDGATE_CONFIG).
 	Program string
 	Config  string
 	// MaxPerPrincipal is how many jobs one principal may have running at once; default 8.
@@ -94,39 +91,6 @@ func (o JobOptions) withDefaults(dataDir string) (JobOptions, error) {
 type JobRequest struct {
 	Request
 	MaxRunTime time.Duration
-}
-
-// jobWatch wakes the waiters of the jobs this gateway started when their supervisor
-// exits.
-type jobWatch struct {
-	mu   sync.Mutex
-	done map[string]chan struct{}
-}
-
-func (w *jobWatch) channel(id string) <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.done[id] // nil (never ready) when this gateway did not start it
-}
-
-func (w *jobWatch) add(id string) chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done == nil {
-		w.done = map[string]chan struct{}{}
-	}
-	c := make(chan struct{})
-	w.done[id] = c
-	return c
-}
-
-func (w *jobWatch) finish(id string, c chan struct{}) {
-	close(c)
-	time.AfterFunc(time.Minute, func() { // late waiters still find it closed a while
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.done, id)
-	})
 }
 
 // JobError is a job call's failure as `cmdgate job` reports it (seed 003's codes),
@@ -357,8 +321,8 @@ func (s *Server) jobRoom(principal string) error {
 	return nil
 }
 
-// launchJob creates the job of an allowed decision and starts its supervisor, which
-// reports once the command started (or why it could not).
+// launchJob creates the job of an allowed decision and hands it to the job host, which
+// answers once the command started (or why it could not).
 func (s *Server) launchJob(ctx context.Context, caller Caller, d *decided, maxRun time.Duration) (*jobs.Job, error) {
 	if !s.startRun() {
 		return nil, &JobError{Code: JobCodeInternal, DecisionID: d.record.ID, Message: "the gateway is shutting down: the job was not started"}
@@ -393,7 +357,7 @@ func (s *Server) launchJob(ctx context.Context, caller Caller, d *decided, maxRu
 		s.recordJob(caller, "not_started", j, map[string]any{"error": je.Message})
 		return nil, je
 	}
-	if err := s.superviseJob(ctx, j); err != nil {
+	if err := s.hostRun(ctx, j.ID); err != nil {
 		now := time.Now().UTC()
 		j.State, j.Reason, j.FinishedAt = jobs.Failed, err.Error(), &now
 		s.jobStore.Save(j)
@@ -402,60 +366,6 @@ func (s *Server) launchJob(ctx context.Context, caller Caller, d *decided, maxRu
 		return nil, &JobError{Code: JobCodeLaunchFailed, DecisionID: d.record.ID, JobID: j.ID, Message: err.Error()}
 	}
 	return s.jobStore.Get(j.ID)
-}
-
-// superviseJob starts the supervisor of job j, detached (a session of its own, its
-// standard streams on /dev/null, so that it outlives this gateway), and waits for its
-// report on the start of the command.
-func (s *Server) superviseJob(ctx context.Context, j *jobs.Job) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("start the supervisor: %w", err)
-	}
-	defer r.Close()
-	args := []string{"cmdgate", "job", "supervise", "--data", s.opts.DataDir, "--workspace", s.ws.Root(),
-		"--sandbox", s.sandbox, "--root", s.jobStore.Root}
-	if s.opts.Jobs.Config != "" {
-		args = append(args, "--config", s.opts.Jobs.Config)
-	}
-	args = append(args, j.ID)
-	cmd := &exec.Cmd{Path: s.opts.Jobs.Program, Args: args, Dir: "/", ExtraFiles: []*os.File{w},
-		SysProcAttr: detached()}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		return fmt.Errorf("start the supervisor %s: %w", s.opts.Jobs.Program, err)
-	}
-	done := s.jobWatch.add(j.ID)
-	go func() { // reap it; wake the waiters at once
-		cmd.Wait()
-		s.jobWatch.finish(j.ID, done)
-	}()
-	type report struct {
-		OK      bool   `json:"ok"`
-		Message string `json:"message"`
-	}
-	got := make(chan report, 1)
-	go func() {
-		var rep report
-		line, err := bufio.NewReader(r).ReadBytes('\n')
-		if err != nil || json.Unmarshal(line, &rep) != nil {
-			rep = report{Message: "the supervisor ended before it started the command (see " + filepath.Join(s.jobStore.Dir(j.ID), jobs.SupervisorLog) + ")"}
-		}
-		got <- rep
-	}()
-	timer := time.NewTimer(jobReadyTimeout)
-	defer timer.Stop()
-	select {
-	case rep := <-got:
-		if !rep.OK {
-			return errors.New(rep.Message)
-		}
-		return nil
-	case <-timer.C:
-		cmd.Process.Kill()
-		return errors.New("the supervisor did not report the start in time: it was stopped")
-	}
 }
 
 // recordJob appends a job record (start failures, kills, gc) to the audit log.
@@ -546,28 +456,38 @@ func (s *Server) Snapshot(ctx context.Context, caller Caller, j *jobs.Job, wait 
 }
 
 // jobPoll is how often a waiter looks at a job it was not told about.
-var jobPoll = [...]time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
+var jobPoll = [...]time.Duration{10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond}
 
 // WaitJob waits until the job ends, ctx ends or timeout passes, and reports the job and
-// whether it ended.
+// whether it ended. The job host answers the moment the job ends; the job's metadata
+// is read again now and then too (a host of another configuration may run it).
 func (s *Server) WaitJob(ctx context.Context, caller Caller, id string, timeout time.Duration) (*jobs.Job, bool, error) {
 	j, err := s.Job(ctx, caller, id)
 	if err != nil {
 		return nil, false, err
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	if j.Finished() {
+		return j, true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		s.hostCall(ctx, hostRequest{Op: "wait", ID: j.ID}, false)
+	}()
 	for i := 0; !j.Finished(); i++ {
 		poll := time.NewTimer(jobPoll[min(i, len(jobPoll)-1)])
 		select {
-		case <-s.jobWatch.channel(j.ID):
+		case <-ended:
+			ended = nil // answered (or no host): poll from now on
 		case <-poll.C:
-		case <-timer.C:
-			poll.Stop()
-			return j, false, nil
 		case <-ctx.Done():
 			poll.Stop()
-			return j, false, nil
+			if j, err = s.jobStore.Get(j.ID); err != nil {
+				return nil, false, err
+			}
+			return j, j.Finished(), nil
 		}
 		poll.Stop()
 		if j, err = s.jobStore.Get(j.ID); err != nil {
@@ -579,7 +499,7 @@ func (s *Server) WaitJob(ctx context.Context, caller Caller, id string, timeout 
 
 // KillJob stops a running job's whole tree: TERM (then KILL once the grace has
 // passed), INT (likewise) or KILL at once; any other signal name is KILL. The kill is
-// recorded, then the supervisor signalled; KillJob returns once the job ended, or after
+// recorded, then passed on to the job host; KillJob returns once the job ended, or after
 // the grace and a margin with the job as it then stands.
 func (s *Server) KillJob(ctx context.Context, caller Caller, id, signal string) (*jobs.Job, string, error) {
 	j, err := s.Job(ctx, caller, id)
@@ -602,12 +522,12 @@ func (s *Server) KillJob(ctx context.Context, caller Caller, id, signal string) 
 	if err := s.jobStore.WriteKill(j.ID, jobs.KillRequest{Signal: sig, By: caller.Name, At: time.Now().UTC()}); err != nil {
 		return nil, sig, err
 	}
-	if err := jobs.SignalSupervisor(j, sig); err != nil {
+	if _, err := s.hostCall(ctx, hostRequest{Op: "kill", ID: j.ID, Signal: sig}, false); err != nil {
 		// Gone meanwhile: it ended, or was lost.
 		if j2, gerr := s.jobStore.Get(j.ID); gerr == nil && j2.Finished() {
 			return j2, sig, nil
 		}
-		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: "cannot signal the job's supervisor: " + err.Error()}
+		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: "cannot reach the job's host: " + err.Error()}
 	}
 	wait := s.opts.Executor.Grace() + 5*time.Second
 	j, _, err = s.WaitJob(context.WithoutCancel(ctx), caller, j.ID, wait)

@@ -63,7 +63,7 @@ type Server struct {
 	expiredDone     chan struct{}   // closed when expireLoop returned
 
 	jobStore *jobs.Store // nil when jobs are disabled
-	jobWatch jobWatch    // the supervisors this gateway started
+	hostMu   sync.Mutex  // one job host started at a time
 
 	watch     *watcher // nil when PolicyDir is "" or NoWatch
 	closeOnce sync.Once
@@ -337,6 +337,13 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 		close(s.stopLoops)
 		<-s.expiredDone
+		if s.jobStore != nil {
+			// A job host with nothing to run goes with its gateway; one that runs jobs
+			// stays with them.
+			hctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			s.hostCall(hctx, hostRequest{Op: "idle"}, false)
+			cancel()
+		}
 		var errs []error
 		if err := s.state.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close the state store: %w", err))

@@ -199,11 +199,18 @@ func (s *Store) Create(j *Job) error {
 		}
 		f.Close()
 	}
-	return s.Save(j)
+	return s.Update(j)
 }
 
-// Save replaces a job's metadata atomically, setting UpdatedAt.
-func (s *Store) Save(j *Job) error {
+// Save replaces a job's metadata atomically and durably (synced before the rename),
+// setting UpdatedAt: for a job's end.
+func (s *Store) Save(j *Job) error { return s.write(j, true) }
+
+// Update replaces a job's metadata atomically, not waiting for the disk: for the states
+// a crash makes moot (a job that runs is lost with the machine, and Settle finds it so).
+func (s *Store) Update(j *Job) error { return s.write(j, false) }
+
+func (s *Store) write(j *Job, sync bool) error {
 	j.UpdatedAt = time.Now().UTC()
 	b, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
@@ -215,7 +222,10 @@ func (s *Store) Save(j *Job) error {
 		return &Error{Code: CodeIO, Message: "cannot write the job's metadata", Err: err}
 	}
 	_, werr := tmp.Write(append(b, '\n'))
-	serr := tmp.Sync()
+	var serr error
+	if sync {
+		serr = tmp.Sync()
+	}
 	cerr := tmp.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
@@ -276,6 +286,16 @@ func (s *Store) Resolve(idOrPrefix string, visible func(*Job) bool) (*Job, error
 	p := strings.ToLower(idOrPrefix)
 	if len(p) < MinPrefix || len(p) > 32 || !isHex(p) {
 		return nil, errorf(CodeInvalidInput, "a job id is 32 hex characters; a prefix of %d or more of them also names one", MinPrefix)
+	}
+	if ValidID(p) { // a whole id: no need to look at the others
+		j, err := s.read(p)
+		if err != nil || (visible != nil && !visible(j)) {
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, &Error{Code: CodeIO, Message: "cannot read job " + p, Err: err}
+			}
+			return nil, errorf(CodeNotFound, "no job %s", idOrPrefix)
+		}
+		return s.Settle(j)
 	}
 	ids, err := s.ids()
 	if err != nil {

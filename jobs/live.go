@@ -2,14 +2,13 @@ package jobs
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -18,8 +17,8 @@ const (
 	// KillFile is a kill request (KillRequest), written by whoever kills the job before
 	// it signals the supervisor; the supervisor records it in the job's final state.
 	KillFile = "kill.json"
-	// SupervisorLog holds the supervisor's own diagnostics.
-	SupervisorLog = "supervisor.log"
+	// hostsDir, in the root, holds the job hosts' sockets, locks and logs.
+	hostsDir = ".hosts"
 	// runningDir, in the root, holds one empty file per job that may still run, named
 	// by its id: counting a principal's running jobs reads these, not every job.
 	runningDir = ".running"
@@ -58,47 +57,53 @@ func NormalizeSignal(name string) string {
 	return SigKill
 }
 
-// startGrace is how long a job may have no supervisor pid before it counts as lost: the
-// time between its directory being made and its supervisor starting.
+// startGrace is how long a job may have no host pid before it counts as lost: the
+// time between its directory being made and its host taking it.
 const startGrace = time.Minute
 
-// Alive reports whether the job's supervisor is still running. On Linux the process
-// of that pid must also be a supervisor of this job (its command line names the job
-// id), so a reused pid does not keep a lost job running.
-func Alive(j *Job) bool {
+// lockFile, in a job's directory, is locked by the job host for as long as it runs the
+// job: a job whose lock is free is not running, whatever its job.json says.
+const lockFile = ".lock"
+
+// Alive reports whether the job is still in the hands of a job host: its lock is held
+// (see Hold). The kernel releases the lock when the host dies, so a lost job is seen
+// at once, and a reused pid means nothing.
+func (s *Store) Alive(j *Job) bool {
 	if j.PID <= 0 {
 		return time.Since(j.UpdatedAt) < startGrace
 	}
-	if runtime.GOOS == "linux" {
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(j.PID), "cmdline"))
-		if err != nil {
-			return false
-		}
-		if !bytes.Contains(b, []byte(j.ID)) {
-			return false
-		}
-		// A zombie (exited, not yet reaped by the process that started it) is gone.
-		st, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(j.PID), "stat"))
-		if err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				return false
-			}
-		}
-		return true
-	}
-	p, err := os.FindProcess(j.PID)
+	return lockHeld(filepath.Join(s.Dir(j.ID), lockFile))
+}
+
+// Hold locks job id for the host that runs it, until release.
+func (s *Store) Hold(id string) (release func(), err error) {
+	release, err = holdLock(filepath.Join(s.Dir(id), lockFile))
 	if err != nil {
-		return false
+		return nil, &Error{Code: CodeIO, Message: "cannot lock job " + id, Err: err}
 	}
-	return p.Signal(syscall.Signal(0)) == nil
+	return release, nil
+}
+
+// HostKey names the job host of a gateway configuration: the same data directory,
+// workspace, backend and configuration file share one.
+func HostKey(dataDir, workspace, sandbox, config string) string {
+	h := sha256.Sum256([]byte(dataDir + "\x00" + workspace + "\x00" + sandbox + "\x00" + config))
+	return hex.EncodeToString(h[:8])
+}
+
+// HostPaths are the socket a job host of key listens on and the lock it holds while it
+// does, in the root's .hosts directory.
+func (s *Store) HostPaths(key string) (socket, lock string) {
+	dir := filepath.Join(s.Root, hostsDir)
+	return filepath.Join(dir, key+".sock"), filepath.Join(dir, key+".lock")
 }
 
 // LostReason is the reason of a job whose supervisor is gone without recording an end.
 func LostReason(j *Job) string {
 	if j.PID <= 0 {
-		return "its supervisor never started"
+		return "no job host took it"
 	}
-	return fmt.Sprintf("its supervisor (pid %d) is gone without recording how the job ended", j.PID)
+	return fmt.Sprintf("its job host (pid %d) is gone without recording how the job ended", j.PID)
 }
 
 // Get reads a job by its full id, and settles it first (see Settle).
@@ -116,18 +121,18 @@ func (s *Store) Get(id string) (*Job, error) {
 	return s.Settle(j)
 }
 
-// Settle returns j as it stands: a job recorded as running whose supervisor is gone
-// becomes failed (LostReason), stored so. The metadata is read again once the
-// supervisor is seen gone, since a supervisor writes the job's end before it exits.
+// Settle returns j as it stands: a job recorded as running whose host is gone
+// becomes failed (LostReason), stored so. The metadata is read again once the host is
+// seen gone, since a host writes the job's end before it lets the job go.
 func (s *Store) Settle(j *Job) (*Job, error) {
-	if j.Finished() || Alive(j) {
+	if j.Finished() || s.Alive(j) {
 		return j, nil
 	}
 	again, err := s.read(j.ID)
 	if err != nil {
 		return j, nil // removed meanwhile: what was read stands
 	}
-	if again.Finished() || Alive(again) {
+	if again.Finished() || s.Alive(again) {
 		return again, nil
 	}
 	now := time.Now().UTC()

@@ -63,8 +63,8 @@ func (m *Main) runJob(ctx context.Context, args []string) int {
 		return code
 	}
 	sub, args := args[0], args[1:]
-	if sub == "supervise" {
-		return m.jobSupervise(ctx, args)
+	if sub == "host" {
+		return m.jobHost(ctx, args)
 	}
 	subs := []string{gateway.JobRun, gateway.JobStatus, gateway.JobTailOp, gateway.JobWait, gateway.JobList, gateway.JobKill, gateway.JobGC}
 	known := false
@@ -167,6 +167,11 @@ func (m *Main) runJob(ctx context.Context, args []string) int {
 	}
 	switch sub {
 	case gateway.JobTailOp:
+		// 0 is not "the default" here (the call's zero value is): the API and the MCP
+		// tool refuse it too.
+		if *maxBytes == 0 {
+			return m.writeJob(gateway.JobReplyError(sub, &gateway.JobError{Code: jobs.CodeInvalidInput, Message: fmt.Sprintf("max-bytes must be between 1 and %d", gateway.MaxTailBytes)}))
+		}
 		call.MaxBytes, call.Lines = *maxBytes, *lines
 	case gateway.JobWait:
 		call.Timeout = time.Duration(*timeoutMS) * time.Millisecond
@@ -341,17 +346,18 @@ func localName() string {
 	return "local:" + strconv.Itoa(os.Getuid())
 }
 
-// jobSupervise implements the hidden `cmdgate job supervise --root ROOT ID`, the
-// process that runs one job (started by the gateway that decided it).
-func (m *Main) jobSupervise(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("job supervise", flag.ContinueOnError)
+// jobHost implements the hidden `cmdgate job host --root ROOT --key KEY`, the process
+// that runs the jobs of a job root (started by the gateway or `cmdgate job run`).
+func (m *Main) jobHost(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("job host", flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
 	var sf serveFlags
 	sf.register(fs)
 	root := fs.String("root", "", "job root")
+	key := fs.String("key", "", "the host's key")
 	operands, err := m.parseFlags(fs, args)
-	if err != nil || len(operands) != 1 || *root == "" {
-		fmt.Fprintln(m.Stderr, "usage: cmdgate job supervise [serve flags] --root ROOT ID (started by cmdgate itself)")
+	if err != nil || len(operands) != 0 || *root == "" || *key == "" {
+		fmt.Fprintln(m.Stderr, "usage: cmdgate job host [serve flags] --root ROOT --key KEY (started by cmdgate itself)")
 		return exitUsage
 	}
 	var ready *os.File
@@ -365,15 +371,15 @@ func (m *Main) jobSupervise(ctx context.Context, args []string) int {
 			b, _ := json.Marshal(map[string]any{"ok": false, "message": err.Error()})
 			ready.Write(append(b, '\n'))
 		}
-		fmt.Fprintf(m.Stderr, "cmdgate job supervise: %v\n", err)
+		fmt.Fprintf(m.Stderr, "cmdgate job host: %v\n", err)
 		return exitError
 	}
 	opts, _, err := m.serveConfig(sf)
 	if err != nil {
 		return fail(err)
 	}
-	if err := gateway.Supervise(ctx, opts, *root, operands[0], ready); err != nil {
-		fmt.Fprintf(m.Stderr, "cmdgate job supervise: %v\n", err)
+	if err := gateway.RunJobHost(ctx, opts, *root, *key, ready); err != nil {
+		fmt.Fprintf(m.Stderr, "cmdgate job host: %v\n", err)
 		return exitError
 	}
 	return exitOK

@@ -1,0 +1,39 @@
+//go:build unix
+
+package jobs
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// holdLock takes an exclusive lock on path, which must be free.
+func holdLock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, errors.New("another job host holds it")
+		}
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// lockHeld reports whether some process holds the lock on path.
+func lockHeld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
