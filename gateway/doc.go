@@ -22,6 +22,21 @@
 // listener, and over stdio by `cmdgate mcp`). Each maps its input to a Request and a
 // Caller, calls the core, and writes the Outcome or *Error in its own format.
 //
+// # Background jobs
+//
+// Server.StartJob decides a job like Exec (jobs.go; deny at once, ask through an
+// approval that starts the job once approved) and, allowed, creates its directory under
+// the job root (package jobs) and hands it to the job host (jobhost.go): a detached
+// process (`cmdgate job host`) per job root and configuration, started when a job first
+// needs it, that runs every job with the same backend as the gateway (a warm pool of
+// its own), writes the logs and job.json, holds each running job's lock (how anyone sees
+// it alive; a job whose host died is failed the next time it is read) and appends each
+// job's end as an execution record. Job, Jobs, TailJob, WaitJob, KillJob and GCJobs read
+// and control jobs; an agent sees only its own. DoJob (jobcall.go) carries out one job
+// call for any front and answers its one JSON object, so that POST /v1/jobs, the job_*
+// MCP tools and `cmdgate job` answer the same bytes. OpenJobs answers the calls that
+// only read without opening the pipeline.
+//
 // # The pipeline
 //
 // POST /v1/exec and POST /v1/decide take {"command": "script"} or {"argv": [...]}

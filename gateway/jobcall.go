@@ -187,12 +187,14 @@ func nonNil(r []Reason) []Reason {
 }
 
 // JobReply is the JSON object of a call that succeeded: the envelope, then payload's
-// members (payload encodes as an object).
-func JobReply(typ string, payload any) []byte {
+// members (payload encodes as an object). Its type is "job." and the operation
+// (job.run, job.status, ...), as cmdgate's other commands name theirs.
+func JobReply(op string, payload any) []byte {
+	typ := "job." + op
 	head := fmt.Sprintf(`{"schema_version":%d,"ok":true,"type":%q`, jobSchemaVersion, typ)
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return JobReplyError(typ, &JobError{Code: JobCodeInternal, Message: "cannot encode the answer: " + err.Error()})
+		return JobReplyError(op, &JobError{Code: JobCodeInternal, Message: "cannot encode the answer: " + err.Error()})
 	}
 	if len(b) <= 2 || b[0] != '{' {
 		return []byte(head + "}")
@@ -201,13 +203,13 @@ func JobReply(typ string, payload any) []byte {
 }
 
 // JobReplyError is the JSON object of a call that failed.
-func JobReplyError(typ string, e *JobError) []byte {
+func JobReplyError(op string, e *JobError) []byte {
 	b, _ := json.Marshal(struct {
 		SchemaVersion int       `json:"schema_version"`
 		OK            bool      `json:"ok"`
 		Type          string    `json:"type"`
 		Error         *JobError `json:"error"`
-	}{jobSchemaVersion, false, typ, e})
+	}{jobSchemaVersion, false, "job." + op, e})
 	return b
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -223,6 +224,6 @@ func (t *tools) jobCall(tool, op string) sdk.ToolHandler {
 func (t *tools) recover(tool string, res **sdk.CallToolResult, err *error) {
 	if p := recover(); p != nil {
 		t.g.Logger().Error("panic in an MCP tool call", "tool", tool, "error", fmt.Sprint(p))
-		*res, *err = jobResult(gateway.JobReplyError(tool, &gateway.JobError{Code: gateway.JobCodeInternal, Message: "internal error"})), nil
+		*res, *err = jobResult(gateway.JobReplyError(strings.TrimPrefix(tool, "job_"), &gateway.JobError{Code: gateway.JobCodeInternal, Message: "internal error"})), nil
 	}
 }

@@ -72,7 +72,7 @@ func TestJobTools(t *testing.T) {
 	run := jobTool(t, alice, "job_run", map[string]any{"command": "printf 'hi\\n'; printf 'oops\\n' >&2; exit 3", "snapshot_after_ms": 10000})
 	id, _ := run["job_id"].(string)
 	snap, _ := run["snapshot"].(map[string]any)
-	if run["ok"] != true || run["type"] != "run" || len(id) != 32 || run["decision"] != "allow" || run["state"] != "exited" ||
+	if run["ok"] != true || run["type"] != "job.run" || len(id) != 32 || run["decision"] != "allow" || run["state"] != "exited" ||
 		snap["stdout_tail"] != "hi\n" || snap["stderr_tail"] != "oops\n" || snap["encoding"] != "utf-8-lossy" {
 		t.Fatalf("job_run = %v", run)
 	}
