@@ -284,10 +284,14 @@ func (m *Main) jobLocal(ctx context.Context, call gateway.JobCall, body map[stri
 	fail := func(code, format string, args ...any) int {
 		return m.writeJob(gateway.JobReplyError(call.Op, &gateway.JobError{Code: code, Message: fmt.Sprintf(format, args...)}))
 	}
+	if sf.logLevel == "" && m.Getenv("CMDGATE_LOG_LEVEL") == "" {
+		sf.logLevel = "warn" // stderr is for what went wrong, not for the start-up lines
+	}
 	opts, _, err := m.serveConfig(sf)
 	if err != nil {
 		return fail(jobs.CodeInvalidInput, "%v", err)
 	}
+	opts.Linux.Pool = -1 // this process runs no command itself: the job host does
 	if root != "" {
 		if opts.Jobs.Root, err = jobs.ResolveRoot(root, m.Getenv); err != nil {
 			return fail(jobs.CodeInvalidInput, "%v", err)
