@@ -105,6 +105,10 @@ func (s *Server) doJob(ctx context.Context, caller Caller, call JobCall) (any, e
 		if err != nil {
 			return nil, err
 		}
+		if t.Job.State == jobs.Failed { // its command could not be started (not found, say)
+			return nil, &JobError{Code: JobCodeLaunchFailed, JobID: t.Job.ID, Decision: o.Decision, DecisionID: t.Job.DecisionID,
+				Message: "the job could not run its command: " + t.Job.Reason}
+		}
 		return struct {
 			JobID      string       `json:"job_id"`
 			State      string       `json:"state"`
