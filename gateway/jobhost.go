@@ -19,7 +19,6 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
-	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/executor/process"
 	"github.com/cmdgate/cmdgate/jobs"
 )
@@ -142,7 +141,7 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 	if err := s.prepareCaches(); err != nil {
 		return fail(err)
 	}
-	if h.runner, err = jobRunner(s.opts, s.ws.Root()); err != nil {
+	if h.runner, err = jobRunner(ctx, s.opts, s.ws.Root()); err != nil {
 		return fail(err)
 	}
 	defer closeRunner(h.runner)
@@ -466,17 +465,19 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 }
 
 // jobRunner is the executor of a job host: the backend the gateway used, whose
-// timeout may be a job's.
-func jobRunner(opts Options, workspace string) (executor.Executor, error) {
-	cfg := opts.Executor
-	cfg.MaxTimeout = noRunLimit
+// timeout may be a job's. The linux backend is proven by building one sandbox, which
+// also starts its pool of sandboxes built ahead.
+func jobRunner(ctx context.Context, opts Options, workspace string) (executor.Executor, error) {
+	opts.Executor.MaxTimeout = noRunLimit
 	switch opts.Sandbox {
 	case SandboxProcess:
-		return process.New(process.Options{Config: cfg}), nil
+		return process.New(process.Options{Config: opts.Executor}), nil
 	case SandboxLinux:
-		lo := opts.Linux
-		lo.Workspace, lo.Config, lo.Logger = workspace, cfg, opts.Logger
-		return linux.New(lo)
+		e, _, err := newLinux(ctx, opts, workspace)
+		if err != nil {
+			return nil, fmt.Errorf("the linux sandbox: %w", err)
+		}
+		return e, nil
 	}
 	return nil, fmt.Errorf("a job host runs with the backend its gateway used, linux or process, not %q", opts.Sandbox)
 }

@@ -180,7 +180,7 @@ func ResolveRoot(flag string, getenv func(string) string) (string, error) {
 // Dir is a job's directory.
 func (s *Store) Dir(id string) string { return filepath.Join(s.Root, id) }
 
-// Create makes the directory of a new job, with its metadata and empty logs.
+// Create makes the directory of a new job, with its metadata.
 func (s *Store) Create(j *Job) error {
 	if !ValidID(j.ID) {
 		return errorf(CodeInvalidInput, "job id %q is not 32 lowercase hex characters", j.ID)
@@ -192,14 +192,7 @@ func (s *Store) Create(j *Job) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return &Error{Code: CodeIO, Message: "cannot create the job directory", Err: err}
 	}
-	for _, name := range []string{StdoutFile, StderrFile} {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if err != nil {
-			return &Error{Code: CodeIO, Message: "cannot create " + name, Err: err}
-		}
-		f.Close()
-	}
-	return s.Update(j)
+	return s.Update(j) // the logs come with the first output (a missing log is empty)
 }
 
 // Save replaces a job's metadata atomically and durably (synced before the rename),
