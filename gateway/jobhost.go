@@ -334,6 +334,17 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 		return
 	}
 	defer release()
+	// Fail closed: nothing runs without the durable record of the decision that allowed
+	// it, for this principal. A job directory made by anything but a gateway that
+	// decided it has none.
+	if err := h.allowed(j); err != nil {
+		now := time.Now().UTC()
+		j.State, j.Reason, j.FinishedAt, j.PID = jobs.Failed, err.Error(), &now, os.Getpid()
+		store.Save(j)
+		store.Unmark(id)
+		report(err)
+		return
+	}
 	fail := func(err error) {
 		now := time.Now().UTC()
 		j.State, j.Reason, j.FinishedAt, j.PID = jobs.Failed, err.Error(), &now, os.Getpid()
@@ -462,6 +473,21 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 		h.log.Error("cannot store the end of the job", "job_id", id, "error", err.Error())
 	}
 	store.Unmark(id)
+}
+
+// allowed checks that the audit log holds the decision that allowed job j: a decision
+// record, allow, of the job's principal.
+func (h *jobHost) allowed(j *jobs.Job) error {
+	ctx, cancel := context.WithTimeout(context.Background(), executionRecordTimeout)
+	defer cancel()
+	r, err := h.audit.Get(ctx, j.DecisionID)
+	if err != nil {
+		return fmt.Errorf("not started: the audit log has no record of the decision %q that allowed it: %w", j.DecisionID, err)
+	}
+	if r.Kind != audit.KindDecision || r.Decision != "allow" || r.Principal.Name != j.Principal {
+		return fmt.Errorf("not started: audit record %s is not a decision that allowed %s to run it", r.ID, j.Principal)
+	}
+	return nil
 }
 
 // jobRunner is the executor of a job host: the backend the gateway used, whose
