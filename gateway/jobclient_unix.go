@@ -27,7 +27,7 @@ func (s *Server) hostKey() string {
 func (s *Server) hostRun(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jobReadyTimeout)
 	defer cancel()
-	ans, err := s.hostCall(ctx, hostRequest{Op: "run", ID: id}, true)
+	ans, err := s.hostCall(ctx, s.hostKey(), hostRequest{Op: "run", ID: id}, true)
 	if err != nil {
 		return err
 	}
@@ -37,10 +37,10 @@ func (s *Server) hostRun(ctx context.Context, id string) error {
 	return nil
 }
 
-// hostCall sends one request to the job host and reads its answer; start says to start
-// a host when none answers. ctx ending closes the connection.
-func (s *Server) hostCall(ctx context.Context, req hostRequest, start bool) (hostAnswer, error) {
-	sock, _ := s.jobStore.HostPaths(s.hostKey())
+// hostCall sends one request to the job host of key and reads its answer; start says
+// to start this gateway's host when none answers. ctx ending closes the connection.
+func (s *Server) hostCall(ctx context.Context, key string, req hostRequest, start bool) (hostAnswer, error) {
+	sock, _ := s.jobStore.HostPaths(key)
 	dial := func() (net.Conn, error) {
 		conn, _, err := unixSocketDo(sock, func(addr string) (net.Conn, net.Listener, error) {
 			var d net.Dialer

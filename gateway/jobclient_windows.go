@@ -10,7 +10,9 @@ var errNoJobHost = errors.New("background jobs need a Unix job host: not availab
 
 func (s *Server) hostRun(ctx context.Context, id string) error { return errNoJobHost }
 
-func (s *Server) hostCall(ctx context.Context, req hostRequest, start bool) (hostAnswer, error) {
+func (s *Server) hostKey() string { return "" }
+
+func (s *Server) hostCall(ctx context.Context, key string, req hostRequest, start bool) (hostAnswer, error) {
 	return hostAnswer{}, errNoJobHost
 }
 

@@ -70,6 +70,7 @@ type hostAnswer struct {
 type jobHost struct {
 	opts   Options
 	store  *jobs.Store
+	key    string // the host's key (jobs.HostKey)
 	audit  *audit.Store
 	runner executor.Executor
 	log    *slog.Logger
@@ -133,7 +134,7 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 	}
 	defer unlock()
 
-	h := &jobHost{opts: opts, store: store, log: opts.Logger, running: map[string]*hostJob{}}
+	h := &jobHost{opts: opts, store: store, key: key, log: opts.Logger, running: map[string]*hostJob{}}
 	s := &Server{opts: opts, log: opts.Logger}
 	if s.ws, err = NewWorkspace(opts.Workspace); err != nil {
 		return fail(fmt.Errorf("workspace %s: %w", opts.Workspace, err))
@@ -364,7 +365,7 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 		fail(err)
 		return
 	}
-	j.PID = os.Getpid()
+	j.PID, j.Host = os.Getpid(), h.key
 	if err := store.Update(j); err != nil {
 		stdout.Close()
 		stderr.Close()

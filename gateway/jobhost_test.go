@@ -26,7 +26,7 @@ func hostedServer(t *testing.T) *Server {
 	})
 	// Wait until it serves.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := s.hostCall(t.Context(), hostRequest{Op: "wait", ID: strings.Repeat("0", 32)}, false); err == nil {
+		if _, err := s.hostCall(t.Context(), s.hostKey(), hostRequest{Op: "wait", ID: strings.Repeat("0", 32)}, false); err == nil {
 			return s
 		}
 		if time.Now().After(deadline) {

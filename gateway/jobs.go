@@ -49,6 +49,10 @@ type JobOptions struct {
 	MaxRunTime time.Duration
 	// LogCap caps each of a job's two logs, in bytes; default 64 MiB.
 	LogCap int64
+	// NoStartGC leaves the finished jobs past their retention where they are when the
+	// Server starts (the running ones are still settled): for `cmdgate job gc` working
+	// alone, whose own gc removes them and answers which.
+	NoStartGC bool
 }
 
 func (o JobOptions) withDefaults(dataDir string) (JobOptions, error) {
@@ -115,6 +119,12 @@ const (
 	JobCodeInternal        = "internal_error"
 )
 
+// jobCodes are the job error codes (seed 003's).
+var jobCodes = map[string]bool{
+	jobs.CodeNotFound: true, jobs.CodeAmbiguous: true, jobs.CodeInvalidInput: true, jobs.CodeInvalidState: true,
+	jobs.CodeIO: true, JobCodeDenied: true, JobCodeApprovalPending: true, JobCodeLaunchFailed: true, JobCodeInternal: true,
+}
+
 // AsJobError turns any error of a job call into a JobError.
 func AsJobError(err error) *JobError {
 	var je *JobError
@@ -126,6 +136,10 @@ func AsJobError(err error) *JobError {
 		return &JobError{Code: se.Code, Message: se.Message}
 	}
 	e := AsError(err)
+	if jobCodes[e.Code] { // a job's own failure, carried by an approval
+		return &JobError{Code: e.Code, Message: e.Message, Decision: e.Decision, DecisionID: e.DecisionID,
+			ApprovalID: e.ApprovalID, Reasons: e.Reasons}
+	}
 	out := &JobError{Code: JobCodeInternal, Message: e.Message, Decision: e.Decision, DecisionID: e.DecisionID,
 		ApprovalID: e.ApprovalID, Reasons: e.Reasons}
 	switch e.Code {
@@ -474,7 +488,7 @@ func (s *Server) WaitJob(ctx context.Context, caller Caller, id string, timeout 
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		s.hostCall(ctx, hostRequest{Op: "wait", ID: j.ID}, false)
+		s.hostCall(ctx, s.jobHostKey(j), hostRequest{Op: "wait", ID: j.ID}, false)
 	}()
 	for i := 0; !j.Finished(); i++ {
 		poll := time.NewTimer(jobPoll[min(i, len(jobPoll)-1)])
@@ -522,16 +536,32 @@ func (s *Server) KillJob(ctx context.Context, caller Caller, id, signal string) 
 	if err := s.jobStore.WriteKill(j.ID, jobs.KillRequest{Signal: sig, By: caller.Name, At: time.Now().UTC()}); err != nil {
 		return nil, sig, err
 	}
-	if _, err := s.hostCall(ctx, hostRequest{Op: "kill", ID: j.ID, Signal: sig}, false); err != nil {
-		// Gone meanwhile: it ended, or was lost.
+	ans, err := s.hostCall(ctx, s.jobHostKey(j), hostRequest{Op: "kill", ID: j.ID, Signal: sig}, false)
+	if err == nil && !ans.OK {
+		err = errors.New(ans.Message)
+	}
+	if err != nil {
+		// Gone meanwhile: it ended, or was lost (and is failed now).
 		if j2, gerr := s.jobStore.Get(j.ID); gerr == nil && j2.Finished() {
 			return j2, sig, nil
 		}
-		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: "cannot reach the job's host: " + err.Error()}
+		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: "the job's host did not take the kill: " + err.Error()}
 	}
 	wait := s.opts.Executor.Grace() + 5*time.Second
-	j, _, err = s.WaitJob(context.WithoutCancel(ctx), caller, j.ID, wait)
+	j, done, err := s.WaitJob(context.WithoutCancel(ctx), caller, j.ID, wait)
+	if err == nil && !done {
+		return nil, sig, &JobError{Code: JobCodeInternal, JobID: j.ID, Message: fmt.Sprintf("the job still runs %v after its host took the kill", wait)}
+	}
 	return j, sig, err
+}
+
+// jobHostKey is the key of the host that runs job j: the one it names, else this
+// configuration's (a job not taken yet).
+func (s *Server) jobHostKey(j *jobs.Job) string {
+	if j.Host == "" {
+		return s.hostKey()
+	}
+	return j.Host
 }
 
 // GCJobs removes the finished jobs the caller may control that finished longer than
@@ -561,6 +591,9 @@ func (s *Server) settleJobs() {
 	}
 	if _, err := s.jobStore.Running(); err != nil {
 		s.log.Warn("jobs: cannot settle the running jobs", "error", err.Error())
+	}
+	if s.opts.Jobs.NoStartGC {
+		return
 	}
 	removed, err := s.jobStore.GC(time.Now().Add(-s.opts.Jobs.Retention), nil)
 	if err != nil {

@@ -326,7 +326,7 @@ func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
 // jsonString decodes a JSON string member strictly.
 func jsonString(field string, v json.RawMessage) (string, error) {
 	if len(v) == 0 || v[0] != '"' {
-		return "", invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+		return "", invalid("field %s must be %s, got %s", field, fieldKind(field), rawKind(v))
 	}
 	return decodeString(field, v)
 }
@@ -337,7 +337,7 @@ func decodeString(field string, v json.RawMessage) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
-		return "", invalid("field %s must be %s", field, requestFields[field])
+		return "", invalid("field %s must be %s", field, fieldKind(field))
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", invalid("field %s contains a NUL character", field)
@@ -348,11 +348,11 @@ func decodeString(field string, v json.RawMessage) (string, error) {
 // jsonStrings decodes a JSON array of strings strictly (no null elements).
 func jsonStrings(field string, v json.RawMessage) ([]string, error) {
 	if len(v) == 0 || v[0] != '[' {
-		return nil, invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+		return nil, invalid("field %s must be %s, got %s", field, fieldKind(field), rawKind(v))
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(v, &elems); err != nil {
-		return nil, invalid("field %s must be %s", field, requestFields[field])
+		return nil, invalid("field %s must be %s", field, fieldKind(field))
 	}
 	out := make([]string, len(elems))
 	for i, e := range elems {
@@ -373,7 +373,7 @@ func jsonStrings(field string, v json.RawMessage) ([]string, error) {
 func jsonInt(field string, v json.RawMessage) (int64, error) {
 	s := string(v)
 	if s == "" || strings.ContainsAny(s, ".eE") || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return 0, invalid("field %s must be %s, got %s", field, requestFields[field], rawKind(v))
+		return 0, invalid("field %s must be %s, got %s", field, fieldKind(field), rawKind(v))
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -546,4 +546,16 @@ func DecodeVerdict(raw []byte, approve bool) (Verdict, error) {
 		}
 	}
 	return v, nil
+}
+
+// fieldKind is the JSON type a member must have, for the error that says it is wrong:
+// the exec body's members and the job request's.
+func fieldKind(field string) string {
+	if k, ok := requestFields[field]; ok {
+		return k
+	}
+	if k, ok := jobRunFields[field]; ok {
+		return k
+	}
+	return "of another type"
 }

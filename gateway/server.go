@@ -341,7 +341,7 @@ func (s *Server) Close(ctx context.Context) error {
 			// A job host with nothing to run goes with its gateway; one that runs jobs
 			// stays with them.
 			hctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			s.hostCall(hctx, hostRequest{Op: "idle"}, false)
+			s.hostCall(hctx, s.hostKey(), hostRequest{Op: "idle"}, false)
 			cancel()
 		}
 		var errs []error

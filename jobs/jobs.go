@@ -97,8 +97,10 @@ type Job struct {
 	Signal   string `json:"signal,omitempty"`
 	KilledBy string `json:"killed_by,omitempty"`
 	Reason   string `json:"reason,omitempty"`
-	// PID is the supervisor's (or the sandbox init's) process id while it runs.
-	PID int `json:"pid,omitempty"`
+	// PID is the process id of the job host that runs it; Host names that host (its
+	// key: kills and waits go to it).
+	PID  int    `json:"pid,omitempty"`
+	Host string `json:"host,omitempty"`
 	// Observed bytes per stream (they go on past the cap), and whether a log was capped.
 	StdoutObservedBytes int64 `json:"stdout_observed_bytes"`
 	StderrObservedBytes int64 `json:"stderr_observed_bytes"`

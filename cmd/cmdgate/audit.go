@@ -318,7 +318,7 @@ func (f *queryFlags) register(fs *flag.FlagSet, sub string) {
 	f.until = fs.String("until", "", "records before T")
 	f.principal = fs.String("principal", "", "principal name")
 	f.decision = fs.String("decision", "", "decision: allow, deny, ask, ...")
-	f.kind = fs.String("kind", "", "kind: decision, execution, approval, grant, policy_load, auth_failure")
+	f.kind = fs.String("kind", "", "kind: decision, execution, approval, grant, job, policy_load, auth_failure")
 	f.rule = fs.String("rule", "", "a rule among the reasons")
 	f.text = fs.String("q", "", "free text: every word must occur; word* matches the words it begins")
 	f.cursor = fs.String("cursor", "", "continue after the page that returned this next_cursor")

@@ -68,6 +68,13 @@ approvals:
   persistent_grants: false
   grant_expiry: 1h
   max_grant_expiry: 2h
+jobs:
+  enabled: true
+  root: /srv/jobs
+  max_per_principal: 3
+  retention_days: 2
+  max_run_time: 1h
+  log_cap: 1048576
 `
 
 func TestServeOptionsFromFile(t *testing.T) {
@@ -111,6 +118,8 @@ func TestServeOptionsFromFile(t *testing.T) {
 		AuthFailureRate: 0.5, AuthFailureBurst: 3,
 		Approvals: gateway.ApprovalOptions{Disabled: true, Expiry: 2 * time.Minute, Wait: 30 * time.Second,
 			OnceOnly: true, GrantExpiry: time.Hour, MaxGrantExpiry: 2 * time.Hour},
+		Jobs: gateway.JobOptions{Root: "/srv/jobs", Config: path, MaxPerPrincipal: 3, Retention: 48 * time.Hour,
+			MaxRunTime: time.Hour, LogCap: 1 << 20},
 	}
 	want.Policy.AllowedCommands.UseDefault = &no
 	want.Policy.AllowedCommands.CustomList = []string{"go", "git status"}

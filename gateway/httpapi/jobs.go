@@ -42,6 +42,9 @@ func jobInvalid(c echo.Context, op, format string, args ...any) error {
 
 // handleJobRun starts a job: the body as DecodeJobRun reads it.
 func (f *Front) handleJobRun(c echo.Context) error {
+	if len(c.QueryParams()) > 0 {
+		return jobInvalid(c, gateway.JobRun, "POST /v1/jobs takes no query parameters: the request is the body")
+	}
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
@@ -108,6 +111,9 @@ func (f *Front) jobHandler(op string, params ...string) echo.HandlerFunc {
 // empty body takes the defaults.
 func (f *Front) handleJobBody(op string) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if len(c.QueryParams()) > 0 {
+			return jobInvalid(c, op, "this endpoint takes no query parameters: the request is the body")
+		}
 		raw, err := io.ReadAll(c.Request().Body)
 		if err != nil {
 			return err

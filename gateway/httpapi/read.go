@@ -66,7 +66,7 @@ func auditQuery(v url.Values, now time.Time) (audit.Query, error) {
 		case "kind":
 			q.Kind = audit.Kind(val)
 			if !q.Kind.Valid() {
-				return q, gateway.Invalid("kind %q is not one of decision, execution, approval, grant, policy_load, auth_failure", gateway.Truncate(val, 64))
+				return q, gateway.Invalid("kind %q is not one of decision, execution, approval, grant, job, policy_load, auth_failure", gateway.Truncate(val, 64))
 			}
 		case "limit":
 			n, perr := strconv.Atoi(val)
