@@ -173,7 +173,15 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 		if !writable {
 			return errors.New("empty search index")
 		}
-		return execTx(ctx, conn, indexSchema...)
+		// Several processes may open a new data directory at once: the one that takes
+		// the write lock first creates the index, the others find it made.
+		created, err := createIndex(ctx, conn)
+		if err != nil || created {
+			return err
+		}
+		if err := conn.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id)`).Scan(&app); err != nil {
+			return err
+		}
 	}
 	if app != indexApplicationID {
 		return fmt.Errorf("not a search index (application_id %#x)", app)
@@ -201,6 +209,33 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 		`INSERT INTO records_fts (records_fts) VALUES ('delete-all')`,
 		`UPDATE meta SET value = 0 WHERE key = 'index_seq'`,
 		`UPDATE meta SET value = '' WHERE key = 'index_hash'`)
+}
+
+// createIndex creates the index's schema if the file is still empty once the write lock
+// is held, and reports whether it did.
+func createIndex(ctx context.Context, conn *sql.Conn) (created bool, err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	var app, tables int64
+	if err := conn.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)`).Scan(&app, &tables); err != nil {
+		return false, err
+	}
+	if app == 0 && tables == 0 {
+		for _, q := range indexSchema {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return false, err
+			}
+		}
+		created = true
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return created, err
 }
 
 // execTx runs statements in one write transaction.

@@ -50,6 +50,22 @@ func TestProcessesAppendOneChain(t *testing.T) {
 	// The store exists (and has its key) before the children start.
 	s := openTest(t, dir, Options{})
 	s.Close(context.Background())
+	appendAtOnce(t, dir)
+}
+
+// The same on a data directory nobody opened yet: the processes create the store, its
+// key and its search index at the same moment (the first `cmdgate job run`s of a new
+// user, started together), and still keep one chain.
+func TestProcessesFirstOpen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes; skipped with -short")
+	}
+	t.Parallel()
+	appendAtOnce(t, t.TempDir())
+}
+
+// appendAtOnce runs the appender processes on dir at once and checks the chain.
+func appendAtOnce(t *testing.T, dir string) {
 	cmds := make([]*exec.Cmd, appenders)
 	outs := make([]*strings.Builder, appenders)
 	for w := range appenders {
@@ -66,7 +82,7 @@ func TestProcessesAppendOneChain(t *testing.T) {
 			t.Fatalf("appender %d: %v\n%s", w, err, outs[w])
 		}
 	}
-	s = openTest(t, dir, Options{})
+	s := openTest(t, dir, Options{})
 	defer s.Close(context.Background())
 	res, err := s.Verify(context.Background(), VerifyOptions{})
 	if err != nil || !res.OK || res.Records != appenders*appendsEach {

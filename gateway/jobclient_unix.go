@@ -38,48 +38,54 @@ func (s *Server) hostRun(ctx context.Context, id string) error {
 }
 
 // hostCall sends one request to the job host of key and reads its answer; start says
-// to start this gateway's host when none answers. ctx ending closes the connection.
+// to start this gateway's host when none answers (and to ask the next host when the one
+// that answered was stopping), until ctx ends. ctx ending closes the connection.
 func (s *Server) hostCall(ctx context.Context, key string, req hostRequest, start bool) (hostAnswer, error) {
-	sock, _ := s.jobStore.HostPaths(key)
-	dial := func() (net.Conn, error) {
-		conn, _, err := unixSocketDo(sock, func(addr string) (net.Conn, net.Listener, error) {
-			var d net.Dialer
-			c, err := d.DialContext(ctx, "unix", addr)
-			return c, nil, err
-		})
-		return conn, err
-	}
-	conn, err := dial()
-	if err != nil && start {
-		if err = s.startHost(ctx); err == nil {
-			// The host that answered ready may be another, still starting: retry a while.
-			for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-				if conn, err = dial(); err == nil || ctx.Err() != nil {
-					break
-				}
-				time.Sleep(wait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		ans, dialed, err := s.hostCallOnce(ctx, key, req)
+		switch {
+		case err == nil && !ans.Retry:
+			return ans, nil
+		case !start || ctx.Err() != nil || (err != nil && dialed):
+			if err == nil {
+				err = errors.New(ans.Message)
+			}
+			return ans, err
+		case err != nil: // no host answers: start one (a host that is still starting may answer ready)
+			if serr := s.startHost(ctx); serr != nil {
+				return hostAnswer{}, serr
 			}
 		}
+		time.Sleep(wait)
 	}
+}
+
+// hostCallOnce is one request and its answer; dialed says a host took the connection.
+func (s *Server) hostCallOnce(ctx context.Context, key string, req hostRequest) (ans hostAnswer, dialed bool, err error) {
+	sock, _ := s.jobStore.HostPaths(key)
+	conn, _, err := unixSocketDo(sock, func(addr string) (net.Conn, net.Listener, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", addr)
+		return c, nil, err
+	})
 	if err != nil {
-		return hostAnswer{}, fmt.Errorf("the job host: %w", err)
+		return hostAnswer{}, false, fmt.Errorf("the job host: %w", err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	b, _ := json.Marshal(req)
 	if _, err := conn.Write(append(b, '\n')); err != nil {
-		return hostAnswer{}, fmt.Errorf("the job host: %w", err)
+		return hostAnswer{}, true, fmt.Errorf("the job host: %w", err)
 	}
 	line, err := bufio.NewReader(conn).ReadBytes('\n')
 	if err != nil {
-		return hostAnswer{}, fmt.Errorf("the job host did not answer: %w", err)
+		return hostAnswer{}, true, fmt.Errorf("the job host did not answer: %w", err)
 	}
-	var ans hostAnswer
 	if err := json.Unmarshal(line, &ans); err != nil {
-		return hostAnswer{}, fmt.Errorf("the job host's answer: %w", err)
+		return hostAnswer{}, true, fmt.Errorf("the job host's answer: %w", err)
 	}
-	return ans, nil
+	return ans, true, nil
 }
 
 // startHost starts a job host for this gateway, detached (a session of its own, its

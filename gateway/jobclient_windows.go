@@ -30,4 +30,5 @@ type hostRequest struct {
 type hostAnswer struct {
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
+	Retry   bool   `json:"retry,omitempty"`
 }

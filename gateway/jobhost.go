@@ -64,7 +64,12 @@ type hostRequest struct {
 type hostAnswer struct {
 	OK      bool   `json:"ok"`
 	Message string `json:"message,omitempty"`
+	// Retry says the host is stopping and took nothing: ask the next one.
+	Retry bool `json:"retry,omitempty"`
 }
+
+// errHostStopping is a run a stopping host refuses.
+var errHostStopping = errors.New("the job host is stopping: retry")
 
 // jobHost is the state of a running host.
 type jobHost struct {
@@ -132,7 +137,9 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 		report(nil)
 		return nil
 	}
-	defer unlock()
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(unlock) } // the socket's and the lock's, for a successor
+	defer release()
 
 	h := &jobHost{opts: opts, store: store, key: key, log: opts.Logger, running: map[string]*hostJob{}}
 	s := &Server{opts: opts, log: opts.Logger}
@@ -159,7 +166,15 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 	if err != nil {
 		return fail(fmt.Errorf("job host: listen on %s: %w", sock, err))
 	}
-	defer os.Remove(sock)
+	// closed gives the socket and the lock up, once: a successor may have them next.
+	var closeOnce sync.Once
+	closed := func() {
+		closeOnce.Do(func() {
+			os.Remove(sock)
+			release()
+		})
+	}
+	defer closed()
 	report(nil)
 
 	// SIGTERM or SIGINT stops the host: its jobs are killed (TERM, then KILL) and
@@ -171,20 +186,31 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 	h.idle = time.AfterFunc(HostIdle, func() { h.stopIfIdle() })
 	context.AfterFunc(ctx, func() { ln.Close() })
 
+	var conns sync.WaitGroup
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			break
 		}
-		go h.serve(conn)
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			h.serve(conn)
+		}()
 	}
+	// No new connection from here on: a successor may take the socket and the lock
+	// while this host finishes what it accepted (a run it now answers with retry).
 	h.mu.Lock()
 	h.closing = true
-	for _, j := range h.running {
-		j.cancel(ErrShutdown)
+	if ctx.Err() != nil {
+		for _, j := range h.running {
+			j.cancel(ErrShutdown)
+		}
 	}
 	h.mu.Unlock()
+	closed()
 	h.wg.Wait()
+	conns.Wait()
 	return nil
 }
 
@@ -226,7 +252,7 @@ func (h *jobHost) serve(conn net.Conn) {
 		switch req.Op {
 		case "run":
 			err = h.start(req.ID)
-			ans = hostAnswer{OK: err == nil, Message: errString(err)}
+			ans = hostAnswer{OK: err == nil, Message: errString(err), Retry: errors.Is(err, errHostStopping)}
 		case "kill":
 			err = h.kill(req.ID, req.Signal)
 			ans = hostAnswer{OK: err == nil, Message: errString(err)}
@@ -282,7 +308,7 @@ func (h *jobHost) start(id string) error {
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
-		return errors.New("the job host is stopping: retry")
+		return errHostStopping
 	}
 	if h.running[id] != nil {
 		h.mu.Unlock()

@@ -50,8 +50,8 @@ type JobOptions struct {
 	// LogCap caps each of a job's two logs, in bytes; default 64 MiB.
 	LogCap int64
 	// NoStartGC leaves the finished jobs past their retention where they are when the
-	// Server starts (the running ones are still settled): for `cmdgate job gc` working
-	// alone, whose own gc removes them and answers which.
+	// Server starts (the running ones are still settled): for `cmdgate job` working
+	// alone, whose gc removes them and answers which.
 	NoStartGC bool
 }
 

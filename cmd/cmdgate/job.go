@@ -292,6 +292,9 @@ func (m *Main) jobLocal(ctx context.Context, call gateway.JobCall, body map[stri
 		return fail(jobs.CodeInvalidInput, "%v", err)
 	}
 	opts.Linux.Pool = -1 // this process runs no command itself: the job host does
+	// Past their retention jobs go by serve's start or by gc (which says which), not by
+	// every command of a user working alone.
+	opts.Jobs.NoStartGC = true
 	if root != "" {
 		if opts.Jobs.Root, err = jobs.ResolveRoot(root, m.Getenv); err != nil {
 			return fail(jobs.CodeInvalidInput, "%v", err)

@@ -62,6 +62,8 @@ func TestScripts(t *testing.T) {
 			}
 			return err == nil, nil
 		},
+		// jsonpath checks the one JSON object a command printed (job_test.go).
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"jsonpath": cmdJSONPath},
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 	})
