@@ -32,13 +32,9 @@ import (
 // checked to be one JSON object on stdout.
 
 // localCmdgate is the real cmdgate program, with cmdgate-sandbox beside it, built once
-// per test binary: the job host must be a cmdgate process of its own. (Its
-// directory is left to the system's temporary directory: there is no hook after the
-// last test, testscript.Main owns TestMain.)
-var localCmdgate = sync.OnceValues(func() (string, error) {
-	path, _, err := testenv.BuildCmdgate()
-	return path, err
-})
+// per test binary (into testenv's directory for this package, replaced by the next
+// run): the job host must be a cmdgate process of its own.
+var localCmdgate = sync.OnceValues(func() (string, error) { return testenv.BuildCmdgate("cmd") })
 
 // localSandbox says whether the linux sandbox can be built here with that helper.
 var localSandbox = sync.OnceValue(func() error {

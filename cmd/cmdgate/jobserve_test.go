@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,12 +33,8 @@ import (
 // directly or through the gateway, by pid.
 
 // jsProgram is the real cmdgate program, with cmdgate-sandbox beside it, built once per
-// test binary. (Like the other tests that build it, the build directory is left to the
-// system's temporary directory cleaning: no hook runs after the last test.)
-var jsProgram = sync.OnceValues(func() (string, error) {
-	path, _, err := testenv.BuildCmdgate()
-	return path, err
-})
+// test binary (job_test.go's build).
+var jsProgram = localCmdgate
 
 // jsWait bounds every wait of these tests for something to happen.
 const jsWait = 2 * time.Minute

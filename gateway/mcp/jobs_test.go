@@ -19,11 +19,8 @@ import (
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
-// cmdgateProgram is the real cmdgate program, built once: a job's supervisor.
-var cmdgateProgram = sync.OnceValues(func() (string, error) {
-	path, _, err := testenv.BuildCmdgate()
-	return path, err
-})
+// cmdgateProgram is the real cmdgate program, built once: the job host.
+var cmdgateProgram = sync.OnceValues(func() (string, error) { return testenv.BuildCmdgate("mcp") })
 
 func jobEnv(t *testing.T, configure ...func(*gateway.Options)) *env {
 	t.Helper()

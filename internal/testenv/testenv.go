@@ -52,18 +52,36 @@ func BuildHelper() (path, dir string, err error) {
 	return path, dir, nil
 }
 
-// BuildCmdgate builds the cmdgate program and, beside it, cmdgate-sandbox into a new
-// temporary directory, for tests that need the real program as a separate process (a
-// background job's supervisor). The caller removes dir.
-func BuildCmdgate() (path, dir string, err error) {
-	helper, dir, err := BuildHelper()
-	if err != nil {
-		return "", "", err
+// BuildCmdgate builds the cmdgate program and, beside it, cmdgate-sandbox, for tests
+// that need the real program as a separate process (the job host). They go to a
+// directory of the system's temporary one named after the user and name (one per test
+// package), replaced on every build (each program is built aside, then renamed over the
+// old one, which a job host left by an earlier run may still be running), so runs do
+// not pile builds up. It returns the cmdgate program's path.
+func BuildCmdgate(name string) (string, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cmdgate-test-%d-%s", os.Getuid(), name))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
 	}
-	path = filepath.Join(filepath.Dir(helper), "cmdgate")
-	if out, err := exec.Command("go", "build", "-o", path, "github.com/cmdgate/cmdgate/cmd/cmdgate").CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", "", fmt.Errorf("build cmdgate: %v\n%s", err, out)
+	build := func(out, pkg string, env ...string) error {
+		tmp, err := os.CreateTemp(dir, ".build-*")
+		if err != nil {
+			return err
+		}
+		tmp.Close()
+		cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
+		cmd.Env = append(os.Environ(), env...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+		}
+		return os.Rename(tmp.Name(), filepath.Join(dir, out))
 	}
-	return path, dir, nil
+	if err := build("cmdgate-sandbox", "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox", "CGO_ENABLED=0"); err != nil {
+		return "", err
+	}
+	if err := build("cmdgate", "github.com/cmdgate/cmdgate/cmd/cmdgate"); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "cmdgate"), nil
 }
