@@ -20,15 +20,3 @@ func (s *Server) hostCall(ctx context.Context, key string, req hostRequest, star
 func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.File) error {
 	return errNoJobHost
 }
-
-type hostRequest struct {
-	Op     string `json:"op"`
-	ID     string `json:"id"`
-	Signal string `json:"signal,omitempty"`
-}
-
-type hostAnswer struct {
-	OK      bool   `json:"ok"`
-	Message string `json:"message,omitempty"`
-	Retry   bool   `json:"retry,omitempty"`
-}

@@ -54,23 +54,6 @@ var errJobTerm = errors.New("terminated")
 // observedEvery is how often a running job's observed byte counts are stored.
 const observedEvery = time.Second
 
-// hostRequest and hostAnswer are the job host's protocol.
-type hostRequest struct {
-	Op     string `json:"op"`
-	ID     string `json:"id"`
-	Signal string `json:"signal,omitempty"`
-}
-
-type hostAnswer struct {
-	OK      bool   `json:"ok"`
-	Message string `json:"message,omitempty"`
-	// Retry says the host is stopping and took nothing: ask the next one.
-	Retry bool `json:"retry,omitempty"`
-}
-
-// errHostStopping is a run a stopping host refuses.
-var errHostStopping = errors.New("the job host is stopping: retry")
-
 // jobHost is the state of a running host.
 type jobHost struct {
 	opts   Options
@@ -129,7 +112,7 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 		defer logf.Close()
 		opts.Logger = slog.New(slog.NewTextHandler(logf, nil))
 	}
-	unlock, held, err := tryLock(lock)
+	unlock, held, err := jobs.TryLock(lock)
 	if err != nil {
 		return fail(fmt.Errorf("job host: %w", err))
 	}
@@ -553,21 +536,4 @@ func unixSocketDo(path string, do func(addr string) (net.Conn, net.Listener, err
 	}
 	defer dir.Close()
 	return do(fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path)))
-}
-
-// tryLock takes an exclusive lock on path if it is free: held false when another
-// process holds it.
-func tryLock(path string) (unlock func(), held bool, err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, false, nil
-		}
-		return nil, false, err
-	}
-	return func() { f.Close() }, true, nil
 }

@@ -97,6 +97,23 @@ type JobRequest struct {
 	MaxRunTime time.Duration
 }
 
+// hostRequest and hostAnswer are the job host's protocol.
+type hostRequest struct {
+	Op     string `json:"op"`
+	ID     string `json:"id"`
+	Signal string `json:"signal,omitempty"`
+}
+
+type hostAnswer struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message,omitempty"`
+	// Retry says the host is stopping and took nothing: ask the next one.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// errHostStopping is a run a stopping host refuses.
+var errHostStopping = errors.New("the job host is stopping: retry")
+
 // JobError is a job call's failure as `cmdgate job` reports it (seed 003's codes),
 // with the decision when a decision refused it.
 type JobError struct {

@@ -380,21 +380,7 @@ func until(t *testing.T, what string, cond func() bool) {
 func newMarker() string { return fmt.Sprintf("1000.%09d", rand.IntN(1e9)) }
 
 // processesWith lists the processes whose command line holds marker (looking only).
-func processesWith(marker string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(marker)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func processesWith(marker string) []int { return testenv.ProcessesWith(marker) }
 
 // ignoresTerm says whether process pid ignores SIGTERM.
 func ignoresTerm(pid int) bool {
@@ -411,32 +397,8 @@ func ignoresTerm(pid int) bool {
 	return false
 }
 
-// jobHosts lists the job hosts (`cmdgate job host ... --root ROOT`) of the job roots
-// under dir, looking at every process's command line.
-func jobHosts(dir string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		host := false
-		for i := 0; i+1 < len(args); i++ {
-			host = host || args[i] == "job" && args[i+1] == "host"
-			if host && args[i] == "--root" && strings.HasPrefix(args[i+1], dir+string(os.PathSeparator)) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
-}
+// jobHosts lists the job hosts of the job roots under dir.
+func jobHosts(dir string) []int { return testenv.JobHosts(dir) }
 
 // reap stops the job hosts the test's commands started (detached, they outlive them
 // and wait a while for more jobs): each, found by its job root under the test's

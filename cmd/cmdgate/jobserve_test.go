@@ -90,27 +90,7 @@ func jsNewEnv(t *testing.T, config string) *jsEnv {
 
 // hostPids lists the job hosts of this test's job root still running (a host's
 // command line names the root, a directory of this test's own).
-func (e *jsEnv) hostPids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, en := range entries {
-		pid, err := strconv.Atoi(en.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(b, []byte("\x00job\x00host\x00")) || !bytes.Contains(b, []byte("\x00"+e.jobRoot+"\x00")) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", en.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				continue // exited, not reaped yet
-			}
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
+func (e *jsEnv) hostPids() []int { return testenv.JobHosts(e.jobRoot) }
 
 // waitNoHost waits until no job host of the root runs: a gateway that closes with no
 // job running takes its host with it.

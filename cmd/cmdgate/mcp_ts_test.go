@@ -27,7 +27,7 @@ const mcpSDKEnv = "CMDGATE_TEST_MCP_SDK"
 // streamable HTTP with a bearer token (a real gateway on 127.0.0.1): it lists the tools,
 // the test checks that exec_command's schema is the tool definition exactly, and it
 // calls each tool (exec_command allowed, denied and without cwd; shell_exec;
-// system_info; execute_command).
+// system_info; execute_command; job_run and job_status of the job it started).
 func TestMCPThirdPartyClient(t *testing.T) {
 	node := testenv.NeedCommand(t, "node")
 	modules := os.Getenv(mcpSDKEnv)
@@ -112,7 +112,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 					Description string
 					InputSchema any `json:"inputSchema"`
 				}
-				Allowed, Denied, Missing, Shell, Info, Execute struct {
+				Allowed, Denied, Missing, Shell, Info, Execute, JobRun, JobStatus struct {
 					IsError           bool `json:"isError"`
 					Content           []struct{ Text string }
 					StructuredContent map[string]any `json:"structuredContent"`
@@ -124,8 +124,13 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			if got.Server.Name != "cmdgate" || !strings.Contains(got.Instructions, "exec_command") {
 				t.Errorf("server %+v, instructions %.200q", got.Server, got.Instructions)
 			}
-			if len(got.Tools) != 4 || got.Tools[0].Name != "exec_command" || got.Tools[0].Description != mcp.ExecCommandDescription {
-				t.Fatalf("tools = %+v; want exec_command first of four", got.Tools)
+			var names []string
+			for _, tl := range got.Tools {
+				names = append(names, tl.Name)
+			}
+			const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,shell_exec,system_info"
+			if strings.Join(names, ",") != wantTools || got.Tools[0].Description != mcp.ExecCommandDescription {
+				t.Fatalf("tools = %v (%+v); want %s", names, got.Tools, wantTools)
 			}
 			if !reflect.DeepEqual(got.Tools[0].InputSchema, wantSchema) {
 				t.Errorf("exec_command's schema as the TypeScript client sees it:\n%v\nwant\n%v", got.Tools[0].InputSchema, wantSchema)
@@ -147,6 +152,13 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			}
 			if got.Execute.IsError || got.Execute.StructuredContent["stdout"] != "from-execute\n" || got.Execute.StructuredContent["exit_code"] != float64(0) {
 				t.Errorf("execute_command = %+v", got.Execute)
+			}
+			snap, _ := got.JobRun.StructuredContent["snapshot"].(map[string]any)
+			if got.JobRun.IsError || got.JobRun.StructuredContent["type"] != "job.run" || got.JobRun.StructuredContent["state"] != "exited" || snap["stdout_tail"] != "from-job\n" {
+				t.Errorf("job_run = %+v", got.JobRun)
+			}
+			if got.JobStatus.IsError || got.JobStatus.StructuredContent["job_id"] != got.JobRun.StructuredContent["job_id"] || got.JobStatus.StructuredContent["exit_code"] != float64(0) {
+				t.Errorf("job_status = %+v", got.JobStatus)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -198,18 +197,9 @@ func TestNoJobTools(t *testing.T) {
 }
 
 // processesWith lists the pids whose command line contains marker.
-func processesWith(t *testing.T, marker string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+func processesWith(t *testing.T, marker string) []int {
+	if _, err := os.Stat("/proc"); err != nil {
 		t.Skip("no /proc here")
 	}
-	var pids []string
-	for _, en := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), marker) {
-			pids = append(pids, en.Name())
-		}
-	}
-	return pids
+	return testenv.ProcessesWith(marker)
 }

@@ -4,10 +4,13 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,4 +87,49 @@ func BuildCmdgate(name string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, "cmdgate"), nil
+}
+
+// Processes lists the live processes (zombies left out) whose command line, split into
+// its arguments, match accepts; it only looks (Linux /proc; none elsewhere).
+func Processes(match func(args []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
+				continue // exited, not reaped yet
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// ProcessesWith lists the live processes whose command line, its arguments joined by
+// NUL bytes, contains marker (which may span arguments: "sleep\x00" + "1000.5").
+func ProcessesWith(marker string) []int {
+	return Processes(func(args []string) bool { return strings.Contains(strings.Join(args, "\x00"), marker) })
+}
+
+// JobHosts lists the job hosts (`cmdgate job host … --root ROOT`) whose root is root or
+// lies under it.
+func JobHosts(root string) []int {
+	return Processes(func(args []string) bool {
+		host := false
+		for i := 0; i+1 < len(args); i++ {
+			host = host || args[i] == "job" && args[i+1] == "host"
+			if host && args[i] == "--root" && (args[i+1] == root || strings.HasPrefix(args[i+1], root+string(os.PathSeparator))) {
+				return true
+			}
+		}
+		return false
+	})
 }

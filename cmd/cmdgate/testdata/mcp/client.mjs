@@ -1,8 +1,8 @@
 // A third-party MCP client: the official TypeScript SDK. It connects to cmdgate over
 // stdio (MODE=stdio: it starts CMDGATE_BIN mcp ...) or streamable HTTP (MODE=http:
 // MCP_URL with the bearer token), lists the tools, calls exec_command (allowed, denied,
-// without cwd), shell_exec, system_info and execute_command, and prints what it saw as one JSON object
-// on stdout.
+// without cwd), shell_exec, system_info, execute_command, job_run and job_status, and
+// prints what it saw as one JSON object on stdout.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -28,6 +28,8 @@ const missing = await client.callTool({ name: "exec_command", arguments: { comma
 const shell = await client.callTool({ name: "shell_exec", arguments: { uri: ".", cmd: "echo from-shell" } });
 const info = await client.callTool({ name: "system_info", arguments: {} });
 const execute = await client.callTool({ name: "execute_command", arguments: { command: "echo from-execute" } });
+const jobRun = await client.callTool({ name: "job_run", arguments: { command: "echo from-job", snapshot_after_ms: 10000 } });
+const jobStatus = await client.callTool({ name: "job_status", arguments: { job_id: jobRun.structuredContent?.job_id ?? "" } });
 console.log(JSON.stringify({
   server: client.getServerVersion(),
   instructions: client.getInstructions(),
@@ -38,5 +40,7 @@ console.log(JSON.stringify({
   shell,
   info,
   execute,
+  jobRun,
+  jobStatus,
 }));
 await client.close();
