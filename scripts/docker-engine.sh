@@ -11,6 +11,25 @@ log=${CMDGATE_DOCKERD_LOG:-/var/log/cmdgate-dockerd.log}
 if docker info >/dev/null 2>&1; then
   exit 0
 fi
+# A dockerd still running (starting, or shutting down) is waited for; the pid file of
+# one that died is removed, or a new one refuses to start.
+pidfile=/var/run/docker.pid
+if [ -s "$pidfile" ]; then
+  old=$(cat "$pidfile")
+  i=0
+  while kill -0 "$old" 2>/dev/null && [ $i -lt 30 ]; do
+    if docker info >/dev/null 2>&1; then
+      exit 0
+    fi
+    sleep 1
+    i=$((i + 1))
+  done
+  if kill -0 "$old" 2>/dev/null; then
+    echo "docker-engine: dockerd $old runs but does not answer" >&2
+    exit 1
+  fi
+  rm -f "$pidfile"
+fi
 start() {
   echo "docker-engine: starting dockerd $*" >&2
   setsid dockerd "$@" >>"$log" 2>&1 </dev/null &
