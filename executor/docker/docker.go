@@ -5,6 +5,12 @@
 // command's whole process tree and answers 124, COMMAND_NOT_FOUND in direct mode, and
 // nothing of the command left running once Run returns.
 //
+// The containers are a task's: CreateContainer makes one with seed 001's isolation (a
+// non-root user, no capability, no-new-privileges, a read-only root with a /workspace
+// volume and a /tmp tmpfs, CPU, memory and pids limits, cmdgate's labels and naming
+// rule), RemoveContainer stops and removes it (10 s grace, three tries) and Reap removes
+// stale ones, never a container that is not cmdgate's (container.go).
+//
 // It speaks to the engine with github.com/moby/moby/client (DOCKER_HOST and the other
 // DOCKER_* variables are honoured by client.FromEnv). It never runs the docker CLI.
 //
