@@ -118,7 +118,8 @@ func (t *tools) jobRun(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.
 	if given.WaitMS == nil { // as exec_command: wait for a human up to the gateway's approval wait
 		call.Run.Wait = t.g.Options().Approvals.Wait
 	}
-	reply, _ := t.g.DoJob(ctx, caller, call)
+	var reply []byte
+	t.withProgress(ctx, req, &caller, "starting the job", func() { reply, _ = t.g.DoJob(ctx, caller, call) })
 	return jobResult(reply), nil
 }
 
@@ -215,7 +216,8 @@ func (t *tools) jobCall(tool, op string) sdk.ToolHandler {
 		if in.Signal != nil {
 			call.Signal = *in.Signal
 		}
-		reply, _ := t.g.DoJob(ctx, caller, call)
+		var reply []byte
+		t.withProgress(ctx, req, &caller, "waiting for the job", func() { reply, _ = t.g.DoJob(ctx, caller, call) })
 		return jobResult(reply), nil
 	}
 }

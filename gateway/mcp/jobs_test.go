@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/cmdgate/cmdgate/gateway/mcp"
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
@@ -202,4 +204,59 @@ func processesWith(t *testing.T, marker string) []int {
 		t.Skip("no /proc here")
 	}
 	return testenv.ProcessesWith(marker)
+}
+
+// job_run waiting for a human's approval, and job_wait waiting for a job, send
+// progress notifications when the call carries a progress token, saying which.
+func TestJobToolsProgress(t *testing.T) {
+	t.Parallel()
+	e := jobEnv(t, func(o *gateway.Options) { o.Approvals.Wait = 2500 * time.Millisecond })
+	var mu sync.Mutex
+	got := map[any][]string{}
+	c := sdk.NewClient(&sdk.Implementation{Name: "cmdgate-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got[req.Params.ProgressToken] = append(got[req.Params.ProgressToken], req.Params.Message)
+		},
+	})
+	s, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{
+		Endpoint: e.url + mcp.Path, HTTPClient: &http.Client{Transport: bearer{e.alice}}, MaxRetries: -1, DisableStandaloneSSE: true,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call := func(tool, token string, args map[string]any) map[string]any {
+		p := &sdk.CallToolParams{Name: tool, Arguments: args}
+		p.SetProgressToken(token)
+		res, err := s.CallTool(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(text(res)), &m)
+		return m
+	}
+	asked := call("job_run", "ask", map[string]any{"command": "find . -name '*.tmp' -delete"})
+	if errorCode(asked) != "approval_pending" {
+		t.Fatalf("job_run of find -delete = %v; want approval_pending", asked)
+	}
+	approval, _ := asked["error"].(map[string]any)["approval_id"].(string)
+	run := call("job_run", "run", map[string]any{"command": "sleep 2.5", "snapshot_after_ms": 0})
+	waited := call("job_wait", "wait", map[string]any{"job_id": run["job_id"], "timeout_ms": 30000})
+	if waited["finished"] != true || waited["state"] != "exited" {
+		t.Fatalf("job_wait = %v", waited)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got["ask"]) < 2 || !strings.Contains(got["ask"][0], "approval "+approval) {
+		t.Errorf("job_run waiting for approval %s: notifications %q", approval, got["ask"])
+	}
+	if len(got["wait"]) < 1 || !strings.HasPrefix(got["wait"][0], "waiting for the job for ") {
+		t.Errorf("job_wait: notifications %q", got["wait"])
+	}
+	if len(got["run"]) != 0 {
+		t.Errorf("job_run answering at once sent notifications %q", got["run"])
+	}
 }

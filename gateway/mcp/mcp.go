@@ -398,14 +398,24 @@ const ProgressInterval = time.Second
 // progress token, a progress notification goes out every ProgressInterval meanwhile:
 // progress counts them, the message says whether the call waits for an approval (and
 // which) or for how long the command has run.
-func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gateway.Caller, r *gateway.Request) (*gateway.Outcome, error) {
+func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gateway.Caller, r *gateway.Request) (o *gateway.Outcome, err error) {
 	r.Wait = t.g.Options().Approvals.Wait
+	t.withProgress(ctx, call, &caller, "running", func() { o, err = t.g.Exec(ctx, caller, r) })
+	return o, err
+}
+
+// withProgress runs fn, sending a progress notification every ProgressInterval
+// meanwhile when the call carries a progress token: progress counts them, the message
+// says whether the call waits for an approval (and which) or how long it has been
+// doing (what it does: "running"). It sets caller.OnPending to learn of the approval.
+func (t *tools) withProgress(ctx context.Context, call *sdk.CallToolRequest, caller *gateway.Caller, doing string, fn func()) {
 	var token any
 	if call.Params != nil {
 		token = call.Params.GetProgressToken()
 	}
 	if token == nil || call.Session == nil {
-		return t.g.Exec(ctx, caller, r)
+		fn()
+		return
 	}
 	var waiting atomic.Pointer[string] // the approval waited for, while there is one
 	caller.OnPending = func(a *gateway.Approval) { waiting.Store(&a.ID) }
@@ -423,7 +433,7 @@ func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gate
 			case <-ctx.Done():
 				return
 			case now := <-tick.C:
-				msg := fmt.Sprintf("running for %s", now.Sub(start).Round(time.Second))
+				msg := fmt.Sprintf("%s for %s", doing, now.Sub(start).Round(time.Second))
 				if id := waiting.Load(); id != nil {
 					msg = fmt.Sprintf("waiting for a human to approve the command (approval %s) for %s", *id, now.Sub(start).Round(time.Second))
 				}
@@ -435,7 +445,7 @@ func (t *tools) exec(ctx context.Context, call *sdk.CallToolRequest, caller gate
 		}
 	}()
 	defer func() { close(done); <-stopped }() // no notification after the result
-	return t.g.Exec(ctx, caller, r)
+	fn()
 }
 
 // whole turns a number argument into an integer: the schema says number, the value
