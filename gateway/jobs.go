@@ -503,9 +503,10 @@ func (s *Server) WaitJob(ctx context.Context, caller Caller, id string, timeout 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ended := make(chan struct{})
+	key, jobID := s.jobHostKey(j), j.ID // j is read again below
 	go func() {
 		defer close(ended)
-		s.hostCall(ctx, s.jobHostKey(j), hostRequest{Op: "wait", ID: j.ID}, false)
+		s.hostCall(ctx, key, hostRequest{Op: "wait", ID: jobID}, false)
 	}()
 	for i := 0; !j.Finished(); i++ {
 		poll := time.NewTimer(jobPoll[min(i, len(jobPoll)-1)])
