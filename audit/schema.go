@@ -92,18 +92,13 @@ var indexSchema = []string{
 func checkSchema(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, path string) (empty bool, err error) {
+	// One statement, so one snapshot: another process creating the store meanwhile is
+	// seen entirely or not at all.
 	var app, ver int64
-	if err := q.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&app); err != nil {
-		if isNotADB(err) {
-			return false, fmt.Errorf("%s: %w", path, ErrNotStore)
-		}
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&ver); err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
-	}
 	var tables int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+	err = q.QueryRowContext(ctx, `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_schema)`).Scan(&app, &ver, &tables)
+	if err != nil {
 		if isNotADB(err) {
 			return false, fmt.Errorf("%s: %w", path, ErrNotStore)
 		}
