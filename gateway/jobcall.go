@@ -254,7 +254,7 @@ func (s *Server) DecodeJobRun(raw []byte) (JobCall, error) {
 			if n == 0 {
 				return true, invalid("timeout_ms must be 1 or more (leave it out for no limit)")
 			}
-			maxRun = time.Duration(min(n, int64(noRunLimitMS))) * time.Millisecond
+			maxRun = time.Duration(min(n, noRunLimit.Milliseconds())) * time.Millisecond
 		case "snapshot_after_ms":
 			call.SnapshotAfter = time.Duration(min(n, DefaultSnapshotAfter.Milliseconds())) * time.Millisecond
 		case "max_bytes":
@@ -272,5 +272,6 @@ func (s *Server) DecodeJobRun(raw []byte) (JobCall, error) {
 	return call, nil
 }
 
-// noRunLimitMS bounds a job's asked maximum run time.
-const noRunLimitMS = int64(10 * 365 * 24 * time.Hour / time.Millisecond)
+// noRunLimit is a job's timeout when it has no maximum run time, and the most one may
+// ask.
+const noRunLimit = 10 * 365 * 24 * time.Hour

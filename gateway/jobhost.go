@@ -45,9 +45,6 @@ import (
 // HostIdle is how long a job host with no job waits for one before it exits.
 var HostIdle = 5 * time.Minute
 
-// noRunLimit is a job's timeout when it has no maximum run time.
-const noRunLimit = 10 * 365 * 24 * time.Hour
-
 // errJobTerm is the cause of a job stopped with TERM.
 var errJobTerm = errors.New("terminated")
 
