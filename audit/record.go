@@ -26,6 +26,10 @@ const (
 	// KindJob is an event of a background job other than its decision and its end (an
 	// execution record): killed (who, which signal), not started, removed by gc.
 	KindJob Kind = "job"
+	// KindTask is an event of a task environment (a container of seed 001): created,
+	// each preparation step (clone, checkout, dependency install), ready, failed,
+	// stopped, deleted, reaped, a removal that failed.
+	KindTask Kind = "task"
 	// KindPolicyLoad is the loading (or failed loading) of a policy bundle.
 	KindPolicyLoad Kind = "policy_load"
 	// KindAuthFailure is a request refused for a missing, unknown or revoked token.
@@ -35,7 +39,7 @@ const (
 // Valid reports whether k is one of the record kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindDecision, KindExecution, KindApproval, KindGrant, KindJob, KindPolicyLoad, KindAuthFailure:
+	case KindDecision, KindExecution, KindApproval, KindGrant, KindJob, KindTask, KindPolicyLoad, KindAuthFailure:
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/docker"
 	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
 )
@@ -80,6 +81,7 @@ type decided struct {
 	reasons  []Reason
 	record   audit.Record    // the decision record as stored
 	commands json.RawMessage // doc.Commands encoded, when remembered
+	task     string          // the task whose container runs the command; "" the host
 }
 
 func (d *decided) outcome() *Outcome {
@@ -173,15 +175,33 @@ func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o 
 // (without a record) and the error: nothing may run, and the caller may still log what
 // was decided.
 func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bool) (*decided, error) {
-	if err := req.validate(s.opts.Executor, s.opts.MaxScriptBytes); err != nil {
-		return nil, err
+	if req.Task == "" {
+		req.Task = DefaultTask
 	}
-	cwd, err := s.ws.Resolve(req.Cwd)
+	// A request naming a task of this gateway runs in the task's container, with the
+	// task's workspace and limits.
+	task, err := s.taskFor(ctx, caller, req)
 	if err != nil {
 		return nil, err
 	}
-	popts := parse.Options{Cwd: cwd, Workspace: s.ws.Root(), ShellMode: string(req.ShellMode), MaxBytes: s.opts.MaxScriptBytes}
-	doc, memo := s.parseRequest(req, popts, parse.Principal{Name: caller.Name, Role: string(caller.Role)})
+	cfg, root, sandbox := s.opts.Executor, s.ws.Root(), s.sandboxInput
+	if task != nil {
+		cfg, root, sandbox = taskConfig(cfg, task), docker.Project, taskSandbox
+	}
+	if err := req.validate(cfg, s.opts.MaxScriptBytes); err != nil {
+		return nil, err
+	}
+	var cwd string
+	if task != nil {
+		cwd, err = taskCwd(req.Cwd)
+	} else {
+		cwd, err = s.ws.Resolve(req.Cwd)
+	}
+	if err != nil {
+		return nil, err
+	}
+	popts := parse.Options{Cwd: cwd, Workspace: root, ShellMode: string(req.ShellMode), MaxBytes: s.opts.MaxScriptBytes}
+	doc, memo := s.parseRequest(req, popts, parse.Principal{Name: caller.Name, Role: string(caller.Role)}, sandbox)
 	doc.Request.ID = caller.RequestID
 
 	var decision policies.Decision
@@ -234,6 +254,9 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
 	dm := map[string]string{"endpoint": caller.Endpoint, "remote_addr": caller.RemoteAddr, "sandbox": s.sandbox}
+	if task != nil {
+		dm["sandbox"], dm["task_container"] = SandboxDocker, task.ContainerName
+	}
 	if caller.Source != "" {
 		dm["source"] = caller.Source
 	}
@@ -278,6 +301,9 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 		s.recordGrantUses(ctx, caller, decision.Grants, rec.ID)
 	}
 	d := &decided{req: req, cwd: cwd, doc: doc, decision: decision, reasons: apiReasons(decision.Reasons), record: rec}
+	if task != nil {
+		d.task = task.ID
+	}
 	if memo != nil {
 		d.commands = memo.commands
 	}
@@ -316,7 +342,21 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 	stop := context.AfterFunc(s.kill, func() { cancel(ErrShutdown) })
 	defer stop()
 
-	res, err := s.runner.Run(ctx, spec)
+	runner := s.runner
+	if d.task != "" {
+		e, done, err := s.startTaskRun(ctx, d.task)
+		if err != nil {
+			s.recordExecution(caller, d, executor.Result{}, "not started: "+err.Error(), "")
+			return executor.Result{}, err
+		}
+		defer done()
+		runner = e
+		spec.Network = false // the task's network was chosen with the task
+	}
+	res, err := runner.Run(ctx, spec)
+	if err != nil && d.task != "" && errors.As(err, new(*executor.Error)) && AsError(err).Code == CodeInternal {
+		err = s.taskEngineError(ctx, d.task, err)
+	}
 	s.metrics.execDuration.Observe(float64(res.DurationMS) / 1000)
 	if res.Cwd == "" {
 		res.Cwd = d.cwd
@@ -357,6 +397,9 @@ func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result,
 	ctx, cancel := context.WithTimeout(context.Background(), executionRecordTimeout)
 	defer cancel()
 	detail := map[string]string{"endpoint": caller.Endpoint, "sandbox": s.sandbox}
+	if d.task != "" {
+		detail["sandbox"] = SandboxDocker
+	}
 	if stopped != "" {
 		detail["stopped"] = stopped
 	}

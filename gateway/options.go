@@ -75,7 +75,8 @@ type Options struct {
 	// sandbox can be built (user namespaces, Landlock, the cmdgate-sandbox program),
 	// else "process" with a warning in the logs and /healthz; "linux" refuses to start
 	// where it cannot be honoured; "process" runs commands unconfined (the policy is the
-	// only boundary). "docker" does not exist yet and refuses to start.
+	// only boundary). "docker" runs every command in a task's container (Tasks) and
+	// refuses a request that names no task.
 	Sandbox string
 	// NoCaches turns off the per-workspace tool caches: without them every command
 	// starts with empty Go, npm, pip, cargo, Maven and Gradle caches and a fresh HOME.
@@ -101,6 +102,9 @@ type Options struct {
 	Approvals ApprovalOptions
 	// Jobs configures background jobs.
 	Jobs JobOptions
+	// Tasks configures per-task Docker environments (seed 001); Sandbox "docker"
+	// turns them on and runs every command in one.
+	Tasks TaskOptions
 	// Logger receives the structured logs; nil discards them.
 	Logger *slog.Logger
 
@@ -210,10 +214,23 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Approvals, aerr = o.Approvals.withDefaults(); aerr != nil {
 		errs = append(errs, aerr)
 	}
+	if o.Sandbox == SandboxDocker {
+		o.Tasks.Enabled = true
+	}
+	if o.Tasks.Enabled {
+		tasks, err := o.Tasks.withDefaults()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.Tasks = tasks
+	}
 	if o.WriteTimeout == 0 {
 		maxTimeout := o.Executor.MaxTimeout
 		if maxTimeout == 0 {
 			maxTimeout = executor.DefaultMaxTimeout
+		}
+		if o.Tasks.Enabled {
+			maxTimeout = max(maxTimeout, o.Tasks.Timeout)
 		}
 		// An exec request may wait for an approval, then run its command.
 		o.WriteTimeout = o.Approvals.Wait + maxTimeout + time.Minute

@@ -54,7 +54,7 @@ type parsedDoc struct {
 // of the remembered one for its shape, or a new parse, remembered for the next
 // request of the shape. memo is nil when the request is not remembered (too large, or
 // the decision cache is off).
-func (s *Server) parseRequest(req *Request, popts parse.Options, principal parse.Principal) (doc *parse.Document, memo *parsedDoc) {
+func (s *Server) parseRequest(req *Request, popts parse.Options, principal parse.Principal, sandbox parse.Sandbox) (doc *parse.Document, memo *parsedDoc) {
 	var key [sha256.Size]byte
 	ok := s.parsed != nil
 	if ok {
@@ -74,7 +74,7 @@ func (s *Server) parseRequest(req *Request, popts parse.Options, principal parse
 	doc.Principal = principal
 	doc.Request.Task = req.Task
 	doc.Request.Profile = s.opts.Policy.Profile
-	doc.Sandbox = s.sandboxInput
+	doc.Sandbox = sandbox
 	if ok {
 		if p, err := newParsedDoc(doc, key); err == nil {
 			if in, err := p.appendInput(nil, doc.Principal, doc.Request); err == nil {

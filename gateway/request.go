@@ -55,7 +55,12 @@ func invalid(format string, args ...any) *Error { return Invalid(format, args...
 // /v1/exec and POST /v1/decide) under this gateway's executor bounds: see
 // decodeExecRequest.
 func (s *Server) DecodeRequest(raw []byte) (*Request, error) {
-	return decodeExecRequest(raw, s.opts.Executor)
+	cfg := s.opts.Executor
+	if s.tasks != nil {
+		// A task's commands may run longer: decide checks the bound that applies.
+		cfg.MaxTimeout = max(cfg.MaxTimeout, s.tasks.opts.Timeout)
+	}
+	return decodeExecRequest(raw, cfg)
 }
 
 // decodeExecRequest reads and validates an exec or decide body strictly: one JSON

@@ -73,7 +73,8 @@ func newRunner(ctx context.Context, opts Options, workspace string) (executor.Ex
 		return process.New(process.Options{Config: opts.Executor}),
 			SandboxStatus{Backend: SandboxProcess, Warnings: []string{w}}, nil
 	case SandboxDocker:
-		return nil, SandboxStatus{}, fmt.Errorf("sandbox %q is not available yet in this cmdgate: use --sandbox linux (or process)", opts.Sandbox)
+		// Every command runs in a task's container (tasks.go): nothing runs here.
+		return taskOnly{}, SandboxStatus{Backend: SandboxDocker}, nil
 	}
 	return nil, SandboxStatus{}, fmt.Errorf("unknown sandbox %q (want auto, process, linux or docker)", opts.Sandbox)
 }
@@ -97,4 +98,13 @@ func newLinux(ctx context.Context, opts Options, workspace string) (*linux.Execu
 		return nil, linux.Status{}, err
 	}
 	return e, st, nil
+}
+
+// taskOnly is the host runner of sandbox docker: commands run only in task containers,
+// and a request that names no task is refused before it gets here.
+type taskOnly struct{}
+
+func (taskOnly) Run(context.Context, executor.Spec) (executor.Result, error) {
+	return executor.Result{}, &executor.Error{Code: executor.CodeInvalidArgument,
+		Message: "this gateway runs commands in task containers only: name a task"}
 }

@@ -62,8 +62,9 @@ type Server struct {
 	nextGrantExpiry time.Time       // when the next live grant expires (zero: none); grantsMu
 	expiredDone     chan struct{}   // closed when expireLoop returned
 
-	jobStore *jobs.Store // nil when jobs are disabled
-	hostMu   sync.Mutex  // one job host started at a time
+	jobStore *jobs.Store  // nil when jobs are disabled
+	tasks    *taskManager // nil when tasks are disabled
+	hostMu   sync.Mutex   // one job host started at a time
 
 	watch     *watcher // nil when PolicyDir is "" or NoWatch
 	closeOnce sync.Once
@@ -160,6 +161,16 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.jobStore = &jobs.Store{Root: opts.Jobs.Root}
 		s.settleJobs()
 	}
+	if opts.Tasks.Enabled {
+		if err := s.openTasks(ctx); err != nil {
+			if s.watch != nil {
+				s.watch.close()
+			}
+			s.state.close()
+			s.store.Close(ctx)
+			return nil, err
+		}
+	}
 	s.stopLoops, s.expiredDone = make(chan struct{}), make(chan struct{})
 	go s.expireLoop(time.Second)
 	ok = true
@@ -235,6 +246,8 @@ func (s *Server) sandboxGuarantees() parse.Sandbox {
 			home = linux.SandboxHome
 		}
 		return parse.Sandbox{Backend: SandboxLinux, Isolated: true, PrivateTmp: true, Home: home}
+	case s.sandbox == SandboxDocker:
+		return taskSandbox // every command runs in a task's container
 	}
 	return parse.Sandbox{Backend: s.sandbox}
 }
@@ -337,6 +350,7 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 		close(s.stopLoops)
 		<-s.expiredDone
+		s.closeTasks(ctx)
 		if s.jobStore != nil {
 			// A job host with nothing to run goes with its gateway; one that runs jobs
 			// stays with them.

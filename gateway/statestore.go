@@ -13,7 +13,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// StateFile is the state store in the data directory: approvals (and, later, grants),
+// StateFile is the state store in the data directory: approvals, grants and tasks,
 // which must survive a restart.
 const StateFile = "state.db"
 
@@ -44,6 +44,15 @@ CREATE TABLE IF NOT EXISTS grants (
 	doc        BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS grants_live ON grants(revoked, expires_at);
+CREATE TABLE IF NOT EXISTS tasks (
+	id         TEXT PRIMARY KEY,
+	principal  TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	doc        BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_principal ON tasks(principal, created_at);
+CREATE INDEX IF NOT EXISTS tasks_state ON tasks(state);
 `
 
 func openStateStore(ctx context.Context, dir string) (*stateStore, error) {

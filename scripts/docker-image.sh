@@ -1,10 +1,11 @@
 #!/bin/sh
 # Builds cmdgate's task image, coding-agent-executor:latest by default, without any
 # registry: a minimal Debian (debootstrap --variant=minbase, from Debian's archive) with
-# git, ca-certificates, curl and a non-root user "agent" (uid 1000), imported with
-# `docker import`. The root file system is kept as a tarball in the cache, named by a
-# hash of this script and the release, so a rerun only imports it again; an image of
-# that hash already present is left as it is.
+# git, ca-certificates, curl, iptables (for the network guard, which runs as root in a
+# container of its own; a task's user cannot use it) and a non-root user "agent" (uid
+# 1000), imported with `docker import`. The root file system is kept as a tarball in
+# the cache, named by a hash of this script and the release, so a rerun only imports it
+# again; an image of that hash already present is left as it is.
 #
 #   scripts/docker-image.sh [IMAGE]        (root; needs debootstrap and a Docker engine)
 #
@@ -17,7 +18,7 @@ image=${1:-coding-agent-executor:latest}
 suite=${CMDGATE_IMAGE_SUITE:-bookworm}
 mirror=${CMDGATE_IMAGE_MIRROR:-http://deb.debian.org/debian}
 cache=${CMDGATE_IMAGE_CACHE:-${HOME:-/root}/.cache/cmdgate-image}
-packages=git,ca-certificates,curl,procps
+packages=git,ca-certificates,curl,procps,iptables
 
 key=$( (cat "$0"; echo "$suite $mirror $packages") | sha256sum | cut -c1-16)
 if [ "$(docker image inspect --format '{{index .Config.Labels "cmdgate.image.key"}}' "$image" 2>/dev/null || true)" = "$key" ]; then

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/docker/go-units"
 	"gopkg.in/yaml.v3"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -122,6 +124,7 @@ type Config struct {
 	MCP       MCPConfig       `yaml:"mcp"`
 	Approvals ApprovalsConfig `yaml:"approvals"`
 	Jobs      JobsConfig      `yaml:"jobs"`
+	Tasks     TasksConfig     `yaml:"tasks"`
 }
 
 // JobsConfig is the `jobs:` section: background jobs (cmdgate job, /v1/jobs, the job_*
@@ -140,6 +143,123 @@ type JobsConfig struct {
 	MaxRunTime time.Duration `yaml:"max_run_time"`
 	// LogCap caps each of a job's logs, in bytes (default 64 MiB).
 	LogCap int64 `yaml:"log_cap"`
+}
+
+// TasksConfig is the `tasks:` section: per-task Docker environments (POST /v1/tasks,
+// the task_* MCP tools, cmdgate task), with the keys of seed 001's configuration. The
+// variables COMMAND_EXECUTOR_ENABLED, EXECUTOR_BASE_IMAGE, EXECUTOR_CPU_LIMIT,
+// EXECUTOR_MEMORY_LIMIT and EXECUTOR_TIMEOUT override them under serve; DOCKER_HOST
+// (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) name the engine.
+type TasksConfig struct {
+	Enabled         *bool             `yaml:"enabled"`
+	MaxPerPrincipal int               `yaml:"max_per_principal"`
+	Docker          TasksDockerConfig `yaml:"docker"`
+	Clone           TasksCloneConfig  `yaml:"clone"`
+	Execution       struct {
+		TimeoutSeconds int64 `yaml:"timeout_seconds"`
+		MaxOutputSize  int   `yaml:"max_output_size"`
+	} `yaml:"execution"`
+	Cleanup struct {
+		IntervalHours       float64 `yaml:"interval_hours"`
+		StaleThresholdHours float64 `yaml:"stale_threshold_hours"`
+		OnShutdown          bool    `yaml:"on_shutdown"`
+	} `yaml:"cleanup"`
+}
+
+// TasksDockerConfig is `tasks.docker`: the image, the limits and the network.
+type TasksDockerConfig struct {
+	BaseImage        string        `yaml:"base_image"`
+	GuardImage       string        `yaml:"guard_image"`
+	OperationTimeout time.Duration `yaml:"operation_timeout"`
+	Resources        struct {
+		CPULimit    float64 `yaml:"cpu_limit"`
+		MemoryLimit string  `yaml:"memory_limit"`
+		DiskLimit   string  `yaml:"disk_limit"`
+		PidsLimit   int64   `yaml:"pids_limit"`
+	} `yaml:"resources"`
+	Network struct {
+		ExternalAccess *bool    `yaml:"external_access"`
+		WhitelistMode  bool     `yaml:"whitelist_mode"`
+		AllowedDomains []string `yaml:"allowed_domains"`
+	} `yaml:"network"`
+}
+
+// TasksCloneConfig is `tasks.clone`.
+type TasksCloneConfig struct {
+	Shallow            *bool    `yaml:"shallow"`
+	Depth              int      `yaml:"depth"`
+	AutoInstallDeps    *bool    `yaml:"auto_install_deps"`
+	FailOnInstallError bool     `yaml:"fail_on_install_error"`
+	GitHubHosts        []string `yaml:"github_hosts"`
+	GitLabHosts        []string `yaml:"gitlab_hosts"`
+}
+
+// options maps the section onto the gateway's task options; getenv gives the
+// variables that override the file ("" for none).
+func (c TasksConfig) options(getenv func(string) string) (gateway.TaskOptions, error) {
+	var errs []error
+	o := gateway.TaskOptions{
+		Enabled: c.Enabled != nil && *c.Enabled, MaxPerPrincipal: c.MaxPerPrincipal,
+		Image: c.Docker.BaseImage, GuardImage: c.Docker.GuardImage, OpTimeout: c.Docker.OperationTimeout,
+		CPUs: c.Docker.Resources.CPULimit, Pids: c.Docker.Resources.PidsLimit,
+		Depth: c.Clone.Depth, NoAutoInstall: c.Clone.AutoInstallDeps != nil && !*c.Clone.AutoInstallDeps,
+		FailOnInstallError: c.Clone.FailOnInstallError, GitHubHosts: c.Clone.GitHubHosts, GitLabHosts: c.Clone.GitLabHosts,
+		Timeout:          time.Duration(c.Execution.TimeoutSeconds) * time.Second,
+		MaxOutput:        c.Execution.MaxOutputSize,
+		CleanupInterval:  time.Duration(c.Cleanup.IntervalHours * float64(time.Hour)),
+		StaleAfter:       time.Duration(c.Cleanup.StaleThresholdHours * float64(time.Hour)),
+		RemoveOnShutdown: c.Cleanup.OnShutdown,
+	}
+	if c.Clone.Shallow != nil && !*c.Clone.Shallow {
+		o.Depth = -1
+	}
+	if c.Docker.Network.ExternalAccess != nil && !*c.Docker.Network.ExternalAccess {
+		o.Network = gateway.TaskNetworkNone
+	}
+	if c.Docker.Network.WhitelistMode || len(c.Docker.Network.AllowedDomains) > 0 {
+		errs = append(errs, errors.New("tasks.docker.network: the domain allowlist mode (whitelist_mode, allowed_domains) is not available yet: leave it off, or set external_access: false"))
+	}
+	size := func(key, v string, into *int64) {
+		if v == "" {
+			return
+		}
+		n, err := units.RAMInBytes(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s %q: want a size such as 4g", key, v))
+			return
+		}
+		*into = n
+	}
+	size("tasks.docker.resources.memory_limit", c.Docker.Resources.MemoryLimit, &o.Memory)
+	size("tasks.docker.resources.disk_limit", c.Docker.Resources.DiskLimit, &o.Disk)
+	if getenv != nil {
+		if v := getenv("COMMAND_EXECUTOR_ENABLED"); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("COMMAND_EXECUTOR_ENABLED %q: want true or false", v))
+			}
+			o.Enabled = b
+		}
+		if v := getenv("EXECUTOR_BASE_IMAGE"); v != "" {
+			o.Image = v
+		}
+		if v := getenv("EXECUTOR_CPU_LIMIT"); v != "" {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil || n <= 0 {
+				errs = append(errs, fmt.Errorf("EXECUTOR_CPU_LIMIT %q: want a number of CPUs", v))
+			}
+			o.CPUs = n
+		}
+		size("EXECUTOR_MEMORY_LIMIT", getenv("EXECUTOR_MEMORY_LIMIT"), &o.Memory)
+		if v := getenv("EXECUTOR_TIMEOUT"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				errs = append(errs, fmt.Errorf("EXECUTOR_TIMEOUT %q: want seconds", v))
+			}
+			o.Timeout = time.Duration(n) * time.Second
+		}
+	}
+	return o, errors.Join(errs...)
 }
 
 // ApprovalsConfig is the `approvals:` section: what happens to a command the policy
@@ -434,6 +554,14 @@ func (c Config) validate() error {
 	}
 	if c.Jobs.MaxPerPrincipal < 0 || c.Jobs.RetentionDays < 0 || c.Jobs.MaxRunTime < 0 || c.Jobs.LogCap < 0 {
 		errs = append(errs, errors.New("jobs: max_per_principal, retention_days, max_run_time and log_cap must not be negative"))
+	}
+	if _, err := c.Tasks.options(nil); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Tasks.MaxPerPrincipal < 0 || c.Tasks.Clone.Depth < 0 || c.Tasks.Execution.TimeoutSeconds < 0 || c.Tasks.Execution.MaxOutputSize < 0 ||
+		c.Tasks.Cleanup.IntervalHours < 0 || c.Tasks.Cleanup.StaleThresholdHours < 0 || c.Tasks.Docker.OperationTimeout < 0 ||
+		c.Tasks.Docker.Resources.CPULimit < 0 || c.Tasks.Docker.Resources.PidsLimit < 0 {
+		errs = append(errs, errors.New("tasks: limits, depths, timeouts and intervals must not be negative"))
 	}
 	if c.Audit.Witness != "" && !filepath.IsAbs(c.Audit.Witness) {
 		errs = append(errs, fmt.Errorf("audit.witness %q is not an absolute path", c.Audit.Witness))

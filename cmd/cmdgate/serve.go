@@ -261,6 +261,12 @@ func (m *Main) serveConfig(sf serveFlags) (opts gateway.Options, cfg Config, err
 		return opts, cfg, err
 	}
 	opts.Logger = log
+	// Tasks: the file's section, then seed 001's variables; the tokens of the clones
+	// are read from the environment when a task is created.
+	if opts.Tasks, err = cfg.Tasks.options(m.Getenv); err != nil {
+		return opts, cfg, err
+	}
+	opts.Tasks.Getenv = m.Getenv
 	// Jobs: the root `cmdgate job` finds, and the configuration file for the
 	// supervisors (which inherit the environment too).
 	if opts.Jobs.Root, err = jobs.ResolveRoot(cfg.Jobs.Root, m.Getenv); err != nil && !opts.Jobs.Disabled {

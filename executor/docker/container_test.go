@@ -21,18 +21,29 @@ func taskID() string {
 	return "test-" + hex.EncodeToString(b[:])
 }
 
-// taskContainer creates a task container for the test, removed at the end.
+// taskContainer creates a task container for the test (of the test image, its guard
+// too), removed at the end with its network and rules.
 func taskContainer(t *testing.T, cli *client.Client, spec docker.ContainerSpec) (string, *docker.Executor) {
 	t.Helper()
 	if spec.TaskID == "" {
 		spec.TaskID = taskID()
+	}
+	if spec.Image == "" {
+		spec.Image = testImage()
+	}
+	if spec.GuardImage == "" {
+		spec.GuardImage = testImage()
 	}
 	spec.Labels = map[string]string{"cmdgate.test": t.Name()} // what TestReap may reap is its own
 	id, err := docker.CreateContainer(context.Background(), cli, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { docker.RemoveContainer(context.Background(), cli, id) })
+	t.Cleanup(func() {
+		if err := docker.RemoveTask(context.Background(), cli, spec.TaskID); err != nil {
+			t.Errorf("remove task %s: %v", spec.TaskID, err)
+		}
+	})
 	e, err := docker.New(docker.Options{Client: cli, Container: id, Config: executor.Config{KillGrace: time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,44 @@
 // The containers are a task's: CreateContainer makes one with seed 001's isolation (a
 // non-root user, no capability, no-new-privileges, a read-only root with a /workspace
 // volume and a /tmp tmpfs, CPU, memory and pids limits, cmdgate's labels and naming
-// rule), RemoveContainer stops and removes it (10 s grace, three tries) and Reap removes
-// stale ones, never a container that is not cmdgate's (container.go).
+// rule, the task's guarded network or none), RemoveContainer stops and removes it (10 s
+// grace, three tries), RemoveTask removes it with its network and rules, and Reap
+// removes stale ones, never anything that is not cmdgate's (container.go, network.go).
+//
+// # Network
+//
+// A task has the outside world by default (NetworkExternal: package installs), but
+// never the host's own services nor the link-local metadata addresses; NetworkNone
+// gives it no network at all, and the domain allowlist is refused (not available yet).
+// The external network is a bridge of the task's own, NetworkName(task), with
+// inter-container traffic off, whose host interface is "cgt" and 12 hex digits of a
+// hash of the task's id. Before the task's container exists, a guard container (the
+// guard image, DefaultImage unless given, run once as root with NET_ADMIN and NET_RAW
+// in the engine host's network namespace, then removed) inserts at the top of the host's
+// filter chains, with the iptables backend Docker uses, rules commented with the
+// network's name:
+//
+//   - INPUT: everything from the bridge is dropped: the host's services on every address
+//     of the host (the bridge's gateway, its other interfaces, its loopback), the
+//     gateway's port and the engine's TCP ports among them. Docker's DNS (127.0.0.11)
+//     lives in the container's own namespace and still answers, unless the engine's
+//     upstream resolver is a service of the host on an address other than loopback.
+//   - DOCKER-USER (FORWARD without it): what the bridge sends to 169.254.0.0/16 (cloud
+//     metadata), 127.0.0.0/8, 0.0.0.0/8 and 100.100.100.200 (Alibaba's metadata), and
+//     whatever was addressed to the host and rewritten to another (a published port)
+//     is dropped.
+//   - The same with ip6tables when the host has IPv6: INPUT, and fe80::/10, ::1, ::,
+//     ::ffff:0:0/96 and fd00:ec2::254 (AWS's metadata) forwarded.
+//
+// Containers of different tasks are on different bridges, which Docker keeps apart.
+// When the network or its rules cannot be made, the task does not start (fail closed);
+// RemoveTask and Reap remove the rules (by their comment) before the network, so that a
+// network left means rules may be left. It all goes through the Engine API, so it
+// works with an engine elsewhere (DOCKER_HOST): no program runs on cmdgate's host.
+// The rules live in the engine host's firewall: a flush of it (a firewall reload)
+// drops them with Docker's own, and Docker's default address pools bound the task
+// networks an engine can have at once (about 30: widen default-address-pools for
+// more).
 //
 // It speaks to the engine with github.com/moby/moby/client (DOCKER_HOST and the other
 // DOCKER_* variables are honoured by client.FromEnv). It never runs the docker CLI.
@@ -39,12 +75,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
 
 	"github.com/cmdgate/cmdgate/executor"
@@ -68,6 +103,10 @@ type Executor struct {
 	container string
 	user      string
 	cfg       executor.Config
+
+	mu     sync.Mutex
+	idle   []*session // sessions waiting for a command (session.go)
+	closed bool
 }
 
 var _ executor.Executor = (*Executor)(nil)
@@ -83,32 +122,8 @@ func New(opts Options) (*Executor, error) {
 	return &Executor{cli: opts.Client, container: opts.Container, user: opts.User, cfg: opts.Config}, nil
 }
 
-// notFound is the wrapper's exit status for a direct-mode command that does not exist.
+// notFound is the agent's exit status for a direct-mode command that does not exist.
 const notFound = 227
-
-// The wrapper ($0 the pid file, then "shell" SCRIPT or "direct" ARGV...) starts the
-// command with setsid, so that it leads a process group (and session) of its own with
-// the wrapper outside it, keeps its standard input (an asynchronous list's would be
-// /dev/null), writes the group's id to the pid file, waits for the command, then kills
-// whatever of the group is left and exits with the command's status.
-const wrapper = `f=$0; m=$1; shift
-exec 3<&0
-s=; command -v setsid >/dev/null 2>&1 && s=setsid
-if [ "$m" = direct ]; then
-  command -v -- "$1" >/dev/null 2>&1 || exit 227
-  $s "$@" <&3 3<&- &
-elif command -v bash >/dev/null 2>&1; then
-  $s bash -c "$1" <&3 3<&- &
-else
-  $s sh -c "$1" <&3 3<&- &
-fi
-c=$!
-exec 3<&-
-echo $c >"$f"
-wait $c; r=$?
-kill -s KILL -- "-$c" 2>/dev/null
-rm -f "$f"
-exit $r`
 
 // Run runs spec in the container; see the package documentation.
 func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result, error) {
@@ -117,47 +132,28 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 		return executor.Result{}, err
 	}
 	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
-	var nonce [8]byte
-	rand.Read(nonce[:])
-	pidFile := "/tmp/.cmdgate-exec-" + hex.EncodeToString(nonce[:])
-	cmd := []string{"sh", "-c", wrapper, pidFile, "shell", spec.Script}
-	if spec.ShellMode == executor.ShellDirect {
-		cmd = append([]string{"sh", "-c", wrapper, pidFile, "direct"}, spec.Argv...)
-	} else if spec.Script == "" {
-		cmd[5] = executor.QuotePOSIX(spec.Argv)
-	}
-	env := make([]string, 0, len(e.cfg.EnvSet))
-	for _, k := range slices.Sorted(maps.Keys(e.cfg.EnvSet)) {
-		env = append(env, k+"="+e.cfg.EnvSet[k])
-	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("run in container: not started: %w", context.Cause(ctx))
 	}
-	start := time.Now()
-	created, err := e.cli.ExecCreate(ctx, e.container, client.ExecCreateOptions{
-		User: e.user, AttachStdin: true, AttachStdout: true, AttachStderr: true,
-		Env: env, WorkingDir: spec.Dir, Cmd: cmd,
-	})
+	dir := spec.Dir
+	if dir == "" {
+		dir = Project
+	}
+	mode, words := "shell", []string{spec.Script}
+	if spec.ShellMode == executor.ShellDirect {
+		mode, words = "direct", spec.Argv
+	} else if spec.Script == "" {
+		words = []string{executor.QuotePOSIX(spec.Argv)}
+	}
+	s, err := e.acquire(ctx)
 	if err != nil {
-		return res, engineError("create the exec", err)
+		return res, err
 	}
-	att, err := e.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
-	if err != nil {
-		return res, engineError("start the exec", err)
-	}
-	defer att.Close()
-	t := &tree{e: e, exec: created.ID, pidFile: pidFile}
-	if spec.OnStart != nil {
-		spec.OnStart()
-	}
+	var nonce, pid [16]byte
+	rand.Read(nonce[:])
+	rand.Read(pid[:])
+	pidFile := "/tmp/.cmdgate-exec-" + hex.EncodeToString(pid[:])
 
-	// Standard input, then end of file.
-	go func() {
-		if spec.Stdin != "" {
-			io.WriteString(att.Conn, spec.Stdin)
-		}
-		att.CloseWrite()
-	}()
 	stdout, stderr := executor.NewCapture(spec.MaxOutputChars), executor.NewCapture(spec.MaxOutputChars)
 	var outW, errW io.Writer = stdout, stderr
 	if spec.Stdout != nil {
@@ -166,36 +162,86 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 	if spec.Stderr != nil {
 		errW = io.MultiWriter(stderr, tee{spec.Stderr})
 	}
-	drained := make(chan struct{})
-	go func() {
-		defer close(drained)
-		stdcopy.StdCopy(outW, errW, att.Reader) // ends with the stream
-	}()
+	so, se := s.begin(hex.EncodeToString(nonce[:]), outW, errW)
+	start := time.Now()
+	if err := s.send(hex.EncodeToString(nonce[:]), mode, pidFile, dir, words, spec.Stdin); err != nil {
+		s.close()
+		return res, engineError("send the command", err)
+	}
+	t := &tree{e: e, pidFile: pidFile}
+	if spec.OnStart != nil {
+		spec.OnStart()
+	}
 
+	// The command ends with both markers. When it is being stopped and they do not come
+	// (the engine cannot be reached to signal it), the session is given up on.
 	wd := executor.Watch(ctx, t, spec.Timeout, e.cfg.Grace())
-	code, werr := t.waitExit(context.WithoutCancel(ctx), drained)
-	out := wd.Exited(drained)
-	// The output is complete once the stream ended; a process that left the group
-	// (setsid) is not waited for beyond WaitDelay.
-	select {
-	case <-drained:
-	case <-time.After(e.cfg.Delay()):
-		att.Close()
-		<-drained
+	stop := make(chan struct{})
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop) }) }
+	timer := time.AfterFunc(spec.Timeout, halt)
+	defer timer.Stop()
+	defer context.AfterFunc(ctx, halt)()
+	var giveUp <-chan time.Time
+	ended, lost := false, false
+	for !ended && !lost {
+		select {
+		case <-so.done:
+			select {
+			case <-se.done:
+				ended = true
+			case <-s.dead:
+				lost = true
+			case <-stop:
+				if giveUp == nil {
+					giveUp = time.After(e.cfg.Grace() + e.cfg.Delay() + 5*time.Second)
+				}
+				select {
+				case <-se.done:
+					ended = true
+				case <-s.dead:
+					lost = true
+				case <-giveUp:
+					lost = true
+				}
+			}
+		case <-s.dead:
+			lost = true
+		case <-stop:
+			stop = nil
+			giveUp = time.After(e.cfg.Grace() + e.cfg.Delay() + 5*time.Second)
+		case <-giveUp:
+			lost = true
+		}
 	}
-	stdout.Close()
-	stderr.Close()
-	so, se := stdout.Snapshot(), stderr.Snapshot()
-	res.Stdout, res.StdoutTruncated, res.StdoutBytes = so.Text, so.Truncated, so.Bytes
-	res.Stderr, res.StderrTruncated, res.StderrBytes = se.Text, se.Truncated, se.Bytes
+	t.done.Store(ended) // the agent killed what was left of the group
+	closed := make(chan struct{})
+	close(closed)
+	out := wd.Exited(closed)
+	if ended {
+		e.release(s)
+	} else {
+		s.end()
+		s.close()
+	}
+	so2, se2 := stdout, stderr
+	so2.Close()
+	se2.Close()
+	o, er := so2.Snapshot(), se2.Snapshot()
+	res.Stdout, res.StdoutTruncated, res.StdoutBytes = o.Text, o.Truncated, o.Bytes
+	res.Stderr, res.StderrTruncated, res.StderrBytes = er.Text, er.Truncated, er.Bytes
 	res.DurationMS = time.Since(start).Milliseconds()
-	res.ExitCode = code
-	if werr != nil {
-		return res, engineError("wait for the command", werr)
+	if !ended {
+		return res, executor.Internal("docker: the command's session ended before the command", errors.New("no end marker"))
 	}
-	if code == notFound && spec.ShellMode == executor.ShellDirect && !out.TimedOut && out.Cause == nil {
+	res.ExitCode = so.status
+	switch {
+	case res.ExitCode == notFound && spec.ShellMode == executor.ShellDirect && !out.TimedOut && out.Cause == nil:
 		return executor.Result{}, &executor.Error{Code: executor.CodeCommandNotFound,
 			Message: fmt.Sprintf("command %q not found in the container", spec.Argv[0])}
+	case res.ExitCode == cdFailed && !out.TimedOut && out.Cause == nil:
+		return executor.Result{}, &executor.Error{Code: executor.CodeNotDirectory,
+			Message: fmt.Sprintf("cwd %s is not a directory in the container", dir)}
 	}
 	if out.TimedOut {
 		res.TimedOut, res.ExitCode = true, 124
@@ -227,34 +273,11 @@ func engineError(what string, err error) error {
 	return executor.Internal("docker: "+what, err)
 }
 
-// tree is one exec's command, its process group in the container.
+// tree is one command's process group in the container.
 type tree struct {
 	e       *Executor
-	exec    string
 	pidFile string
-	done    atomic.Bool // the wrapper exited: it killed what was left of the group
-}
-
-// waitExit waits until the exec's wrapper has exited (the engine says it no longer
-// runs) and returns its exit code.
-func (t *tree) waitExit(ctx context.Context, drained <-chan struct{}) (int, error) {
-	poll := 2 * time.Millisecond
-	for {
-		select {
-		case <-drained:
-			poll = time.Millisecond // the stream ended: the exit is a moment away
-		case <-time.After(poll):
-			poll = min(2*poll, 100*time.Millisecond)
-		}
-		insp, err := t.e.cli.ExecInspect(ctx, t.exec, client.ExecInspectOptions{})
-		if err != nil {
-			return 0, err
-		}
-		if !insp.Running {
-			t.done.Store(true)
-			return insp.ExitCode, nil
-		}
-	}
+	done    atomic.Bool // the command ended: the agent killed what was left of the group
 }
 
 // Terminate sends SIGTERM to the group; Interrupt SIGINT; Kill SIGKILL. Once the

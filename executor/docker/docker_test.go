@@ -78,12 +78,13 @@ func newExecutor(t testing.TB) (*docker.Executor, *client.Client, string) {
 	return e, cli, id
 }
 
-// processes lists the container's processes other than its init (pid 1) and the
-// listing itself, as `pid command` lines.
+// processes lists the container's processes other than its init (pid 1), the
+// executor's sessions (which wait for the next command) and the listing itself, as
+// `pid command` lines.
 func processes(t testing.TB, e *docker.Executor) []string {
 	t.Helper()
 	res, err := e.Run(context.Background(), executor.Spec{Dir: "/", Timeout: 30 * time.Second,
-		Script: `for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] && continue; c=$(tr '\0' ' ' < $d/cmdline 2>/dev/null); case "$c" in *cmdgate-exec*|"") continue;; esac; echo "$p $c"; done`})
+		Script: `for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] && continue; c=$(tr '\0' ' ' < $d/cmdline 2>/dev/null); case "$c" in *" cmdgate-session "|*cmdgate-exec*|"") continue;; esac; echo "$p $c"; done`})
 	if err != nil {
 		t.Fatal(err)
 	}
