@@ -1121,6 +1121,15 @@ func (s *Server) taskFor(ctx context.Context, caller Caller, req *Request) (*Tas
 	return nil, Errorf(CodeConflict, "task %s is %s%s: create a new task", t.ID, t.State, reasonSuffix(t.Reason))
 }
 
+// namesTask says whether name is the id of a task of this gateway, in any state.
+func (s *Server) namesTask(ctx context.Context, name string) bool {
+	if s.tasks == nil || uuid.Validate(name) != nil {
+		return false
+	}
+	_, err := s.state.task(ctx, name)
+	return err == nil
+}
+
 // taskCwd resolves a request's cwd in a task's container: relative to the project,
 // and inside /workspace.
 func taskCwd(cwd string) (string, error) {

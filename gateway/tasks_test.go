@@ -3,8 +3,14 @@
 package gateway
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -161,6 +167,11 @@ func TestTaskLifecycle(t *testing.T) {
 	// The same command without the task runs on the host, not in the container.
 	if out, err := s.Exec(t.Context(), alice, &Request{Script: "pwd"}); err != nil || strings.HasPrefix(out.Result.Stdout, "/workspace") {
 		t.Errorf("a host command: %+v %v", out, err)
+	}
+	// Jobs do not run in task containers yet: refused, not run on the host.
+	if _, _, err := s.StartJob(t.Context(), alice, &JobRequest{Request: Request{Script: "true", Task: task.ID}}); err == nil ||
+		!strings.Contains(err.Error(), "task containers") {
+		t.Errorf("a job in a task: %v", err)
 	}
 	// Others do not see it; an auditor does.
 	bob := Caller{Name: "bob", Role: RoleAgent, RequestID: "t"}
@@ -491,4 +502,102 @@ func TestTaskRequestRefused(t *testing.T) {
 	if list, _ := s.Tasks(t.Context(), Caller{Name: "root", Role: RoleAdmin}, "", 0); len(list) != 0 {
 		t.Errorf("refused requests left tasks: %+v", list)
 	}
+}
+
+// Each dependency manager the image has installs the project's dependencies from local
+// fixtures that need no network: npm a file: dependency, pip a local wheel into the
+// user's site under HOME in the workspace, go a module replaced by a local directory.
+// Each install is a step of its own, decided and recorded; a manager the image lacks
+// fails its step, reported.
+func TestTaskInstalls(t *testing.T) {
+	cli := dockerEngine(t)
+	g, _ := gitOutside(t, "")
+	files := map[string]string{
+		"package.json":                      `{"name": "app", "version": "1.0.0", "dependencies": {"mylib": "file:./mylib"}}`,
+		"mylib/package.json":                `{"name": "mylib", "version": "1.0.0", "main": "index.js"}`,
+		"mylib/index.js":                    "module.exports = 42;\n",
+		"requirements.txt":                  "./wheels/pylib-0.1-py3-none-any.whl\n",
+		"wheels/pylib-0.1-py3-none-any.whl": wheel(t, "pylib", "0.1", map[string]string{"pylib/__init__.py": "VALUE = 42\n"}),
+		"go.mod":                            "module example.com/app\n\ngo 1.19\n\nrequire example.com/golib v0.0.0\n\nreplace example.com/golib => ./golib\n",
+		"main.go":                           "package main\n\nimport \"example.com/golib\"\n\nfunc main() { println(golib.Value) }\n",
+		"golib/go.mod":                      "module example.com/golib\n\ngo 1.19\n",
+		"golib/lib.go":                      "package golib\n\nconst Value = 42\n",
+	}
+	repo := g.Repo(t, "deps", files)
+	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}}, nil)
+	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: "t"}
+	task := newTask(t, s, alice, TaskRequest{RepoURL: repo})
+	if task.State != TaskReady {
+		t.Fatalf("task: %+v", task)
+	}
+	want := map[string]string{"npm install": "package.json", "pip install -r requirements.txt": "requirements.txt", "go mod download": "go.mod"}
+	ran := map[string]bool{}
+	for _, st := range task.Steps[1:] {
+		if _, ok := want[st.Command]; !ok {
+			t.Errorf("unexpected step %+v", st)
+			continue
+		}
+		ran[st.Command] = true
+		tool := strings.Fields(st.Command)[0]
+		if runIn(t, s, alice, task.ID, "command -v "+tool+" || true") == "" {
+			// The image lacks the manager: its install fails, and that is reported.
+			if st.OK || st.Error == "" {
+				t.Errorf("%s without %s in the image: %+v", st.Command, tool, st)
+			}
+			t.Logf("%s is not in the image: %s", tool, st.Error)
+			continue
+		}
+		if !st.OK || st.DecisionID == "" || st.Manifest != want[st.Command] {
+			t.Errorf("install step %+v", st)
+		}
+	}
+	if len(ran) != len(want) {
+		t.Errorf("installs run: %v, want %v", ran, want)
+	}
+	// What they installed is there.
+	checks := map[string]string{
+		"npm": "test -e node_modules/mylib/index.js && echo npm-ok",
+		"pip": "ls /workspace/tmp/.local/lib/python3*/site-packages/pylib/__init__.py >/dev/null && echo pip-ok",
+		"go":  "go build ./... && go list -m example.com/golib && echo go-ok",
+	}
+	for tool, check := range checks {
+		if runIn(t, s, alice, task.ID, "command -v "+tool+" || true") == "" {
+			continue
+		}
+		out, err := s.Exec(t.Context(), alice, &Request{Script: check, Task: task.ID})
+		if err != nil || out.Result.ExitCode != 0 || !strings.Contains(out.Result.Stdout, tool+"-ok") {
+			t.Errorf("%s's install: %+v %v", tool, out, err)
+		}
+	}
+}
+
+// wheel is a pure-Python wheel of name and version holding files, with its RECORD.
+func wheel(t *testing.T, name, version string, files map[string]string) string {
+	t.Helper()
+	info := name + "-" + version + ".dist-info/"
+	all := map[string]string{
+		info + "METADATA": "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n",
+		info + "WHEEL":    "Wheel-Version: 1.0\nGenerator: cmdgate-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+	}
+	maps.Copy(all, files)
+	var record strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		sum := sha256.Sum256([]byte(all[p]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[p]))
+	}
+	fmt.Fprintf(&record, "%sRECORD,,\n", info)
+	all[info+"RECORD"] = record.String()
+	var buf bytes.Buffer
+	z := zip.NewWriter(&buf)
+	for _, p := range slices.Sorted(maps.Keys(all)) {
+		w, err := z.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(all[p]))
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

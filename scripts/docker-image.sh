@@ -2,7 +2,8 @@
 # Builds cmdgate's task image, coding-agent-executor:latest by default, without any
 # registry: a minimal Debian (debootstrap --variant=minbase, from Debian's archive) with
 # git, ca-certificates, curl, iptables (for the network guard, which runs as root in a
-# container of its own; a task's user cannot use it) and a non-root user "agent" (uid
+# container of its own; a task's user cannot use it), Python with pip, Go and Node with
+# npm (the dependency managers a task's installs use), and a non-root user "agent" (uid
 # 1000), imported with `docker import`. The root file system is kept as a tarball in
 # the cache, named by a hash of this script and the release, so a rerun only imports it
 # again; an image of that hash already present is left as it is.
@@ -19,8 +20,11 @@ suite=${CMDGATE_IMAGE_SUITE:-bookworm}
 mirror=${CMDGATE_IMAGE_MIRROR:-http://deb.debian.org/debian}
 cache=${CMDGATE_IMAGE_CACHE:-${HOME:-/root}/.cache/cmdgate-image}
 packages=git,ca-certificates,curl,procps,iptables
+# The language tools, installed by apt in the new system (debootstrap's own resolver
+# cannot configure npm's dependencies).
+tools="python3-pip golang-go npm"
 
-key=$( (cat "$0"; echo "$suite $mirror $packages") | sha256sum | cut -c1-16)
+key=$( (cat "$0"; echo "$suite $mirror $packages $tools") | sha256sum | cut -c1-16)
 if [ "$(docker image inspect --format '{{index .Config.Labels "cmdgate.image.key"}}' "$image" 2>/dev/null || true)" = "$key" ]; then
   echo "docker-image: $image is up to date ($key)" >&2
   exit 0
@@ -32,6 +36,11 @@ if [ ! -s "$tarball" ]; then
   trap 'rm -rf "$root"' EXIT
   echo "docker-image: debootstrap $suite into $root" >&2
   debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" >&2
+  mount -t proc proc "$root/proc"
+  trap 'umount "$root/proc" 2>/dev/null; rm -rf "$root"' EXIT
+  # shellcheck disable=SC2086 # the package names
+  chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $tools >&2
+  umount "$root/proc"
   chroot "$root" useradd --create-home --uid 1000 --shell /bin/bash agent
   mkdir -p "$root/workspace/project" "$root/workspace/tmp"
   chroot "$root" chown -R agent:agent /workspace
@@ -39,6 +48,8 @@ if [ ! -s "$tarball" ]; then
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
   tar -C "$root" -cf "$tarball.tmp" .
   mv "$tarball.tmp" "$tarball"
+  # The tarballs of earlier versions of the image are of no use any more.
+  find "$cache" -maxdepth 1 -name 'rootfs-*.tar' ! -name "rootfs-$key.tar" -delete
 fi
 echo "docker-image: import $tarball as $image" >&2
 docker import \

@@ -1,6 +1,5 @@
 // Package docker is the executor backend that runs each command in a running Docker
-// container (a task's environment) through the Engine API: an exec in the container,
-// with the semantics of every backend (executor.Executor): the shell or argv as given,
+// container (a task's environment) through the Engine API, with the semantics of every backend (executor.Executor): the shell or argv as given,
 // the working directory, standard input, output caps, a timeout that stops the
 // command's whole process tree and answers 124, COMMAND_NOT_FOUND in direct mode, and
 // nothing of the command left running once Run returns.
@@ -25,17 +24,20 @@
 // filter chains, with the iptables backend Docker uses, rules commented with the
 // network's name:
 //
+//   - raw PREROUTING, before routing and address translation: what the bridge sends to
+//     any address of the host (a published port included), to 169.254.0.0/16 (cloud
+//     metadata), 127.0.0.0/8, 0.0.0.0/8 and 100.100.100.200 (Alibaba's metadata) is
+//     dropped. Docker never rewrites this table.
 //   - INPUT: everything from the bridge is dropped: the host's services on every address
 //     of the host (the bridge's gateway, its other interfaces, its loopback), the
 //     gateway's port and the engine's TCP ports among them. Docker's DNS (127.0.0.11)
 //     lives in the container's own namespace and still answers, unless the engine's
 //     upstream resolver is a service of the host on an address other than loopback.
-//   - DOCKER-USER (FORWARD without it): what the bridge sends to 169.254.0.0/16 (cloud
-//     metadata), 127.0.0.0/8, 0.0.0.0/8 and 100.100.100.200 (Alibaba's metadata), and
-//     whatever was addressed to the host and rewritten to another (a published port)
-//     is dropped.
-//   - The same with ip6tables when the host has IPv6: INPUT, and fe80::/10, ::1, ::,
-//     ::ffff:0:0/96 and fd00:ec2::254 (AWS's metadata) forwarded.
+//   - the top of FORWARD (not DOCKER-USER, whose jump Docker takes out and puts back
+//     whenever a network comes or goes): the same ranges, and whatever was addressed to
+//     the host and rewritten to another (a published port).
+//   - The same with ip6tables when the host has IPv6: fe80::/10, ::1, ::,
+//     ::ffff:0:0/96 and fd00:ec2::254 (AWS's metadata).
 //
 // Containers of different tasks are on different bridges, which Docker keeps apart.
 // When the network or its rules cannot be made, the task does not start (fail closed);
@@ -52,17 +54,20 @@
 //
 // # Process trees
 //
-// Each command runs under a small POSIX sh wrapper that starts it with setsid, so that
-// it leads a process group of its own with the wrapper outside it, writes the group's
-// id (in the container's pid namespace) to a file in /tmp, waits for it, then kills
-// whatever of the group is left and exits with the command's status: a background job
-// never outlives its command, as in the other backends, at no extra cost. A timeout or
+// Each command runs under a small POSIX sh loop, a session's agent (session.go: a few
+// long-lived execs per container, one command at a time each, so that a command does
+// not pay for an exec), that starts it with setsid, so that it leads a process group of
+// its own with the agent outside it, writes the group's id (in the container's pid
+// namespace) to a file in /tmp, waits for it, then kills whatever of the group is left
+// and writes an end marker with the command's status: a background job never outlives
+// its command, as in the other backends, at no extra cost. A timeout or
 // a cancel signals the group through a second exec in the container (TERM, then KILL
 // after the grace), which works whether the engine runs here or elsewhere
 // (DOCKER_HOST). The image needs setsid (util-linux or busybox); without it the
-// command runs in the wrapper's group and stragglers are not killed. A process that
+// command runs in the agent's group and stragglers are not killed. A process that
 // starts a session of its own (setsid, a daemon) leaves the group, as in the other
-// backends.
+// backends; what it prints later goes nowhere (output between commands is dropped), and
+// a command that forges another command's end marker can only confuse its own task.
 //
 // The environment is the container's, plus Config.EnvSet: the gateway's own variables
 // mean nothing inside a container.
