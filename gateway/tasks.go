@@ -797,7 +797,7 @@ func (s *Server) prepareTask(caller Caller, id string, clone cloneCall) {
 	m.mu.Unlock()
 
 	// The clone.
-	step, commit := s.cloneStep(ctx, e, clone)
+	step, commit := s.cloneStep(ctx, e, clone, time.Duration(t.Limits.TimeoutSeconds)*time.Second)
 	t = s.updateTask(ctx, id, func(t *Task) {
 		t.Steps = append(t.Steps, step)
 		t.Commit = commit
@@ -852,7 +852,7 @@ func (s *Server) taskExecutor(t *Task) (*docker.Executor, error) {
 
 // cloneStep clones the project: the token, when there is one, goes on the script's
 // standard input and is masked in what is kept of its output.
-func (s *Server) cloneStep(ctx context.Context, e *docker.Executor, c cloneCall) (TaskStep, string) {
+func (s *Server) cloneStep(ctx context.Context, e *docker.Executor, c cloneCall, timeout time.Duration) (TaskStep, string) {
 	step := TaskStep{Name: "clone", Command: cloneSummary(c.Clone)}
 	script, err := c.Script()
 	if err != nil {
@@ -864,7 +864,7 @@ func (s *Server) cloneStep(ctx context.Context, e *docker.Executor, c cloneCall)
 		stdin = docker.AuthHeader(c.user, c.token) + "\n"
 	}
 	res, err := e.Run(ctx, executor.Spec{Script: script, Dir: docker.Workspace, Stdin: stdin,
-		Timeout: s.tasks.opts.Timeout, MaxOutputChars: 4 * maxStepOutput})
+		Timeout: timeout, MaxOutputChars: 4 * maxStepOutput})
 	step.ExitCode, step.DurationMS = res.ExitCode, res.DurationMS
 	step.Output = maskSecret(tail(res.Stdout+res.Stderr, maxStepOutput), c.token, c.user)
 	switch {
@@ -1097,14 +1097,10 @@ func (s *Server) taskFor(ctx context.Context, caller Caller, req *Request) (*Tas
 		}
 		return nil, nil
 	}
+	// With tasks on, a UUID names a task: one that does not exist (or is another's) is
+	// NOT_FOUND, never a command on the host.
 	t, err := s.Task(ctx, caller, req.Task)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Code == CodeNotFound && s.opts.Sandbox != SandboxDocker {
-			if _, serr := s.state.task(ctx, req.Task); errors.Is(serr, errNoTask) {
-				return nil, nil // a task name that happens to be a UUID
-			}
-		}
 		return nil, err
 	}
 	if !canControlTask(caller, t) {

@@ -75,6 +75,24 @@ jobs:
   retention_days: 2
   max_run_time: 1h
   log_cap: 1048576
+tasks:
+  enabled: true
+  max_per_principal: 2
+  docker:
+    base_image: example/agent:1
+    guard_image: example/guard:1
+    operation_timeout: 30s
+    resources: {cpu_limit: 1.5, memory_limit: 2g, disk_limit: 5g, pids_limit: 256}
+    network: {external_access: false}
+  clone:
+    shallow: false
+    depth: 5
+    auto_install_deps: false
+    fail_on_install_error: true
+    github_hosts: [github.example.com]
+    gitlab_hosts: ["http://git.internal:8080"]
+  execution: {timeout_seconds: 600, max_output_size: 100000}
+  cleanup: {interval_hours: 6, stale_threshold_hours: 12, on_shutdown: true}
 `
 
 func TestServeOptionsFromFile(t *testing.T) {
@@ -98,6 +116,10 @@ func TestServeOptionsFromFile(t *testing.T) {
 		t.Fatal("no logger")
 	}
 	got.Logger = nil
+	if got.Tasks.Getenv == nil {
+		t.Error("the tasks read no environment for the clone tokens")
+	}
+	got.Tasks.Getenv = nil
 	no := false
 	want := gateway.Options{
 		Listen: "127.0.0.1:9001", Workspace: "/srv/ws", DataDir: "/srv/data", PolicyDir: "/srv/policy",
@@ -120,6 +142,12 @@ func TestServeOptionsFromFile(t *testing.T) {
 			OnceOnly: true, GrantExpiry: time.Hour, MaxGrantExpiry: 2 * time.Hour},
 		Jobs: gateway.JobOptions{Root: "/srv/jobs", Config: path, MaxPerPrincipal: 3, Retention: 48 * time.Hour,
 			MaxRunTime: time.Hour, LogCap: 1 << 20},
+		Tasks: gateway.TaskOptions{Enabled: true, MaxPerPrincipal: 2, Image: "example/agent:1", GuardImage: "example/guard:1",
+			OpTimeout: 30 * time.Second, CPUs: 1.5, Memory: 2 << 30, Disk: 5 << 30, Pids: 256, Network: gateway.TaskNetworkNone,
+			Depth: -1, NoAutoInstall: true, FailOnInstallError: true,
+			GitHubHosts: []string{"github.example.com"}, GitLabHosts: []string{"http://git.internal:8080"},
+			Timeout: 10 * time.Minute, MaxOutput: 100000, CleanupInterval: 6 * time.Hour, StaleAfter: 12 * time.Hour,
+			RemoveOnShutdown: true},
 	}
 	want.Policy.AllowedCommands.UseDefault = &no
 	want.Policy.AllowedCommands.CustomList = []string{"go", "git status"}
@@ -128,6 +156,43 @@ func TestServeOptionsFromFile(t *testing.T) {
 	want.Policy.DynamicCommand = "ask"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("serveOptions(file) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// Seed 001's variables override the tasks: section; the allowlist mode and sizes that
+// are not sizes are refused.
+func TestTasksConfig(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"COMMAND_EXECUTOR_ENABLED": "true", "EXECUTOR_BASE_IMAGE": "example/env:2",
+		"EXECUTOR_CPU_LIMIT": "3", "EXECUTOR_MEMORY_LIMIT": "512m", "EXECUTOR_TIMEOUT": "90"}
+	o, err := TasksConfig{}.options(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Enabled || o.Image != "example/env:2" || o.CPUs != 3 || o.Memory != 512<<20 || o.Timeout != 90*time.Second {
+		t.Errorf("from the environment: %+v", o)
+	}
+	for _, bad := range []string{
+		"tasks: {docker: {network: {whitelist_mode: true}}}",
+		"tasks: {docker: {network: {allowed_domains: [example.com]}}}",
+		"tasks: {docker: {resources: {memory_limit: lots}}}",
+		"tasks: {execution: {timeout_seconds: -1}}",
+		"tasks: {nonsense: 1}",
+	} {
+		var cfg Config
+		if err := decodeConfig([]byte(bad), &cfg); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+	for k, v := range map[string]string{"COMMAND_EXECUTOR_ENABLED": "maybe", "EXECUTOR_CPU_LIMIT": "-1", "EXECUTOR_TIMEOUT": "soon", "EXECUTOR_MEMORY_LIMIT": "big"} {
+		if _, err := (TasksConfig{}).options(func(n string) string {
+			if n == k {
+				return v
+			}
+			return ""
+		}); err == nil {
+			t.Errorf("%s=%s: accepted", k, v)
+		}
 	}
 }
 

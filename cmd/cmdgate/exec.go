@@ -43,7 +43,7 @@ func (m *Main) runExec(ctx context.Context, args []string) int {
 	maxOutput := fs.Int64("max-output-chars", 0, "per-stream output cap in characters (default: the gateway's, 200000)")
 	stdinFile := fs.String("stdin-file", "", "send this file's content (UTF-8) as the command's standard input; - reads cmdgate's own")
 	shellMode := fs.String("shell-mode", "", "default (through the shell) or direct (argv executed as is)")
-	task := fs.String("task", "", "task name (default: default)")
+	task := fs.String("task", "", "task name (default: default), or the id of a task of the gateway (cmdgate task create): the command then runs in /workspace/project of its container")
 	argv, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

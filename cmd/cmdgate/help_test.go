@@ -20,6 +20,7 @@ func TestHelpEverywhere(t *testing.T) {
 		"policy":  {"test", "prompt", "eval"},
 		"sandbox": {"run", "check"},
 		"cache":   {"list", "clear"},
+		"task":    {"create", "list", "show", "rm"},
 	}
 	for cmd, ss := range subs {
 		for _, s := range ss {

@@ -48,6 +48,7 @@ func commands() []command {
 		{"mcp", "serve the MCP server over stdio, for MCP clients that start a process", (*Main).runMCP},
 		{"exec", "run a command through a gateway (client of POST /v1/exec)", (*Main).runExec},
 		{"job", "run background jobs through the policy and sandbox, and read their logs", (*Main).runJob},
+		{"task", "create, list, show and remove per-task Docker environments (client of /v1/tasks)", (*Main).runTask},
 		{"approval", "decide the approvals of a gateway and manage its grants (client of /v1/approvals)", (*Main).runApproval},
 		{"token", "create, list and revoke API tokens", (*Main).runToken},
 		{"audit", "query, verify and export the audit log", (*Main).runAudit},

@@ -155,7 +155,7 @@ flags:`)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())
 	}
-	env.Tools = serveTools(!opts.Jobs.Disabled) // the prompt of `cmdgate serve`, which has both fronts
+	env.Tools = serveTools(opts) // the prompt of `cmdgate serve`, which has both fronts
 	e, _, err := m.loadEngine(ctx, *dir, *config, env.Profile)
 	if err != nil {
 		return m.writeError(typ, "FAILED_PRECONDITION", err.Error())

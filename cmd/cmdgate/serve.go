@@ -332,10 +332,8 @@ func writeFileAtomic(path string, b []byte) error {
 }
 
 // serveTools are the system prompt's tools under serve: the HTTP API's and the MCP
-// server's mounted on it.
-func serveTools(jobs bool) []string {
-	if !jobs {
-		return slices.Concat(httpapi.PromptTools, mcp.PromptTools)
-	}
-	return slices.Concat(httpapi.PromptTools, httpapi.JobPromptTools, mcp.PromptTools, mcp.JobPromptTools)
+// server's mounted on it, for the gateway opts configure.
+func serveTools(opts gateway.Options) []string {
+	jobs, tasks := !opts.Jobs.Disabled, opts.Tasks.Enabled || opts.Sandbox == gateway.SandboxDocker
+	return slices.Concat(httpapi.ToolsFor(jobs, tasks), mcp.ToolsFor(jobs, tasks, opts.Sandbox == gateway.SandboxDocker))
 }

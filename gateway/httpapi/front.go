@@ -34,13 +34,25 @@ var JobPromptTools = []string{
 	"`POST /v1/jobs` (cmdgate's HTTP API): start a long command as a background job decided by the same policy, then `GET /v1/jobs/{id}`, `…/tail`, `…/wait` and `POST /v1/jobs/{id}/kill`",
 }
 
+// TaskPromptTools is the system prompt's line for the tasks API, when tasks are on.
+var TaskPromptTools = []string{
+	"`POST /v1/tasks` (cmdgate's HTTP API): create a task's own Docker environment with a repository cloned into /workspace/project (`repo_url`, and `ref` or `pull_request`), then run commands there with `POST /v1/exec` naming its `task_id` in `task`; `GET /v1/tasks/{id}` (with `wait_ms` until it is ready), `GET /v1/tasks`, `DELETE /v1/tasks/{id}` when done",
+}
+
 // Tools are the system prompt's lines for the HTTP API over g: the jobs API only when
-// g has jobs.
-func Tools(g *gateway.Server) []string {
-	if g.JobRoot() == "" {
-		return PromptTools
+// g has jobs, the tasks API only when g has tasks.
+func Tools(g *gateway.Server) []string { return ToolsFor(g.JobRoot() != "", g.TasksEnabled()) }
+
+// ToolsFor are Tools for a gateway with jobs or not, and tasks or not.
+func ToolsFor(jobs, tasks bool) []string {
+	tools := PromptTools
+	if jobs {
+		tools = slices.Concat(tools, JobPromptTools)
 	}
-	return slices.Concat(PromptTools, JobPromptTools)
+	if tasks {
+		tools = slices.Concat(tools, TaskPromptTools)
+	}
+	return tools
 }
 
 // Front is the HTTP API over one gateway core. Create it with New, serve it with Serve
@@ -57,14 +69,14 @@ type Front struct {
 
 // New builds the HTTP API over core, with the HTTP settings of core's Options, and
 // registers its metrics on core's registry. The system prompt lists the HTTP API's
-// tools unless a front set them already.
+// tools of core's configuration (Tools); a front mounted after it sets them again.
 func New(core *gateway.Server) *Front {
 	opts := core.Options()
 	f := &Front{core: core, opts: opts, log: opts.Logger,
 		limiter: newAuthLimiter(opts.AuthFailureRate, opts.AuthFailureBurst),
 		metrics: newMetrics(core.Registry())}
 	f.echo = f.newEcho()
-	core.SetPromptTools(PromptTools...)
+	core.SetPromptTools(Tools(core)...)
 	return f
 }
 
@@ -209,6 +221,7 @@ func (f *Front) newEcho() *echo.Echo {
 	v1.POST("/approvals/:id/approve", f.handleApprove, anyRole, timeout)
 	v1.POST("/approvals/:id/deny", f.handleDeny, anyRole, timeout)
 	f.mountJobs(v1, timeout)
+	f.mountTasks(v1, timeout)
 	v1.GET("/grants", f.handleGrants, f.require(gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	v1.DELETE("/grants/:id", f.handleRevokeGrant, f.require(gateway.RoleApprover), timeout)
 	f.routes = map[string]bool{}

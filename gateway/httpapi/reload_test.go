@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/cmdgate/cmdgate/gateway"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -244,6 +246,12 @@ func TestStartErrors(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An engine that does not answer: a socket path where nothing listens.
+	noEngine, err := client.New(client.WithHost("unix://" + filepath.Join(t.TempDir(), "docker.sock")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noEngine.Close()
 	for _, tc := range []struct {
 		name string
 		opts gateway.Options
@@ -252,7 +260,10 @@ func TestStartErrors(t *testing.T) {
 		{"no data dir", gateway.Options{Workspace: t.TempDir()}, "no data directory"},
 		{"linux sandbox without its init", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: gateway.SandboxLinux,
 			Linux: linux.Options{Helper: filepath.Join(file, "cmdgate-sandbox")}}, "sandbox linux cannot be honoured here"},
-		{"docker sandbox", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: gateway.SandboxDocker}, "not available yet"},
+		{"docker sandbox without an engine", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: gateway.SandboxDocker,
+			Tasks: gateway.TaskOptions{Client: noEngine}}, "no Docker engine answers"},
+		{"tasks in the allowlist mode", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(),
+			Tasks: gateway.TaskOptions{Enabled: true, Client: noEngine, Network: "allowlist"}}, "allowlist mode is not available yet"},
 		{"unknown sandbox", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), Sandbox: "chroot"}, "unknown sandbox"},
 		{"workspace is a file", gateway.Options{Workspace: file, DataDir: t.TempDir()}, "not a directory"},
 		{"missing policy dir", gateway.Options{Workspace: t.TempDir(), DataDir: t.TempDir(), PolicyDir: filepath.Join(file, "x")}, "policy"},

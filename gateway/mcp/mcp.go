@@ -26,9 +26,12 @@
 //     directory of the workspace (a path or a file:// URI); shell_path must name the
 //     shell commands run with. system_info reports the platform, the shell, the package
 //     managers found, the sandbox and the network.
-//   - execute_command(command): the command executor's tool of the per-task design, a
-//     shell command in the task's environment (the workspace's root until per-task
-//     environments exist), answering {exit_code, stdout, stderr, duration_ms}.
+//   - execute_command(command, task?): the command executor's tool of the per-task
+//     design, a shell command answering {exit_code, stdout, stderr, duration_ms}: with
+//     task (a gateway with tasks only), in /workspace/project of that task's container;
+//     without, at the workspace's root.
+//   - task_create, task_show, task_list, task_delete (tasks.go, a gateway with tasks
+//     only): the per-task Docker environments of /v1/tasks.
 //
 // # Sessions and principals
 //
@@ -138,13 +141,44 @@ var PromptTools = []string{
 	"`execute_command` (cmdgate's MCP server): run a shell command at the workspace's root and get exit_code, stdout, stderr and duration_ms",
 }
 
+// executeTaskPromptTool and executeTaskOnlyPromptTool are execute_command's line of
+// the prompt on a gateway with tasks, and on one that runs commands in tasks only, in
+// place of PromptTools' own.
+const (
+	executeTaskPromptTool     = "`execute_command` (cmdgate's MCP server): run a shell command, with `task` in /workspace/project of that task's container (else at the workspace's root), and get exit_code, stdout, stderr and duration_ms"
+	executeTaskOnlyPromptTool = "`execute_command` (cmdgate's MCP server): run a shell command in /workspace/project of the container of the task named by `task`, and get exit_code, stdout, stderr and duration_ms"
+)
+
 // Tools are the system prompt's lines for the tools this server has over g: the job
-// tools only when g has jobs.
+// tools only when g has jobs, the task tools (and execute_command's task) only when g
+// has tasks.
 func Tools(g *gateway.Server) []string {
-	if g.JobRoot() == "" {
-		return PromptTools
+	return ToolsFor(g.JobRoot() != "", g.TasksEnabled(), g.Options().Sandbox == gateway.SandboxDocker)
+}
+
+// ToolsFor are Tools for a gateway with jobs or not, tasks or not, and commands in
+// tasks only (sandbox docker) or not.
+func ToolsFor(jobs, tasks, taskOnly bool) []string {
+	tools := PromptTools
+	if tasks {
+		execute := executeTaskPromptTool
+		if taskOnly {
+			execute = executeTaskOnlyPromptTool
+		}
+		tools = slices.Clone(PromptTools)
+		for i, line := range tools {
+			if strings.HasPrefix(line, "`execute_command`") {
+				tools[i] = execute
+			}
+		}
 	}
-	return slices.Concat(PromptTools, JobPromptTools)
+	if jobs {
+		tools = slices.Concat(tools, JobPromptTools)
+	}
+	if tasks {
+		tools = slices.Concat(tools, TaskPromptTools)
+	}
+	return tools
 }
 
 // Options configures New.
@@ -167,7 +201,8 @@ func New(g *gateway.Server, version string, opts Options) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
 	t.addShellTools(s)
 	t.addJobTools(s)
-	sdk.AddTool(s, &sdk.Tool{Name: "execute_command", Description: ExecuteCommandDescription, InputSchema: rawSchema(ExecuteCommandSchema)}, recovered(g, t.executeCommand))
+	t.addTaskTools(s)
+	sdk.AddTool(s, executeCommandTool(g), recovered(g, t.executeCommand))
 	// The system prompt as an MCP prompt too, generated when asked: it follows policy
 	// reloads, where the instructions are the prompt of the server's start.
 	s.AddPrompt(&sdk.Prompt{Name: PromptName, Description: "How to work through cmdgate here: the workspace, the sandbox, the network, the tools and the commands the policy allows."},
@@ -183,7 +218,9 @@ const PromptName = "cmdgate-system-prompt"
 
 // ExecuteCommandDescription and ExecuteCommandSchema define execute_command, the
 // command executor's tool of the per-task design: a shell command in the task's
-// environment. Until per-task environments exist, that is the workspace.
+// environment, which on a gateway without tasks is the workspace. On a gateway with
+// tasks, ExecuteCommandTaskDescription and ExecuteCommandTaskSchema define it, with
+// the task argument that names the task's container.
 const (
 	ExecuteCommandDescription = "Execute a shell command in the task's execution environment (the workspace, at its root) and return exit_code, stdout, stderr and duration_ms. cmdgate's security policy decides whether it runs."
 	ExecuteCommandSchema      = `{
@@ -193,10 +230,44 @@ const (
   },
   "required": ["command"]
 }`
+	ExecuteCommandTaskDescription = "Execute a shell command in a task's execution environment and return exit_code, stdout, stderr and duration_ms. With task (the task_id task_create answered, once the task is ready), the command runs in /workspace/project of that task's Docker container, where the project is cloned; without, at the workspace's root. cmdgate's security policy decides whether it runs."
+	ExecuteCommandTaskSchema      = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The shell command to execute."},
+    "task": {"type": "string", "description": "The task's id (task_create): run in /workspace/project of its container."}
+  },
+  "required": ["command"]
+}`
+	// ExecuteCommandTaskOnlyDescription and ExecuteCommandTaskOnlySchema define it on a
+	// gateway that runs commands in task containers only (sandbox docker).
+	ExecuteCommandTaskOnlyDescription = "Execute a shell command in a task's execution environment, /workspace/project of the task's Docker container where the project is cloned, and return exit_code, stdout, stderr and duration_ms. task is the task_id task_create answered, once the task is ready. cmdgate's security policy decides whether it runs."
+	ExecuteCommandTaskOnlySchema      = `{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "description": "The shell command to execute."},
+    "task": {"type": "string", "description": "The task's id (task_create): run in /workspace/project of its container."}
+  },
+  "required": ["command", "task"]
+}`
 )
+
+// executeCommandTool is execute_command's definition for g's configuration: the task
+// argument only when g has tasks, and required when g runs commands in tasks only.
+func executeCommandTool(g *gateway.Server) *sdk.Tool {
+	tool := &sdk.Tool{Name: "execute_command", Description: ExecuteCommandDescription, InputSchema: rawSchema(ExecuteCommandSchema)}
+	switch {
+	case g.Options().Sandbox == gateway.SandboxDocker:
+		tool.Description, tool.InputSchema = ExecuteCommandTaskOnlyDescription, rawSchema(ExecuteCommandTaskOnlySchema)
+	case g.TasksEnabled():
+		tool.Description, tool.InputSchema = ExecuteCommandTaskDescription, rawSchema(ExecuteCommandTaskSchema)
+	}
+	return tool
+}
 
 type executeInput struct {
 	Command string `json:"command"`
+	Task    string `json:"task,omitempty"`
 }
 
 // executeOutput is execute_command's result.
@@ -207,7 +278,8 @@ type executeOutput struct {
 	DurationMS int64  `json:"duration_ms"`
 }
 
-// executeCommand is execute_command: the command as a script at the workspace's root.
+// executeCommand is execute_command: the command as a script at the workspace's root,
+// or, with task, in /workspace/project of the task's container.
 func (t *tools) executeCommand(ctx context.Context, req *sdk.CallToolRequest, in executeInput) (*sdk.CallToolResult, *executeOutput, error) {
 	caller, err := t.caller(req, "execute_command")
 	if err != nil {
@@ -216,7 +288,17 @@ func (t *tools) executeCommand(ctx context.Context, req *sdk.CallToolRequest, in
 	if strings.TrimSpace(in.Command) == "" {
 		return nil, nil, errors.New("INVALID_ARGUMENT: command is empty")
 	}
-	o, err := t.exec(ctx, req, caller, &gateway.Request{Script: in.Command, ShellMode: executor.ShellDefault})
+	request := &gateway.Request{Script: in.Command, ShellMode: executor.ShellDefault}
+	if in.Task != "" {
+		// task names a task of this gateway, never a task name of the workspace's: the
+		// command must not run on the host when the caller meant a container (a
+		// gateway without tasks answers that it has none).
+		if _, err := t.g.Task(ctx, caller, in.Task); err != nil {
+			return nil, nil, errors.New(describe(err))
+		}
+		request.Task = in.Task
+	}
+	o, err := t.exec(ctx, req, caller, request)
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}
