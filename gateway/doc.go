@@ -127,7 +127,9 @@
 // sandbox can be built at start-up, and otherwise the process backend with a warning,
 // in the logs and in /healthz, that it isolates neither the file system nor the network,
 // so the policy is the only boundary. "linux" refuses to start where its sandbox cannot
-// be built; "docker" does not exist yet and refuses to start. A decision's
+// be built; "docker" runs every command in a task's container and refuses a request
+// that names no task (tasks.go: Options.Tasks turns tasks on beside another backend;
+// a request whose task is a task's id runs in that task's container). A decision's
 // sandbox.network gives the command the outside world through the sandbox's uplink,
 // never the host's own services (see executor/linux). GET /healthz answers
 // {"status":"ok","sandbox":{"backend","linux":{"helper","uplink","caches","landlock","rlimits",
