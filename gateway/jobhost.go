@@ -58,6 +58,7 @@ type jobHost struct {
 	key    string // the host's key (jobs.HostKey)
 	audit  *audit.Store
 	runner executor.Executor
+	tasks  *hostTasks // nil when tasks are off
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -133,6 +134,10 @@ func RunJobHost(ctx context.Context, opts Options, root, key string, ready *os.F
 		return fail(err)
 	}
 	defer closeRunner(h.runner)
+	if h.tasks, err = openHostTasks(ctx, opts); err != nil {
+		return fail(err)
+	}
+	defer h.tasks.close()
 	if h.audit, err = audit.Open(ctx, opts.DataDir, opts.Audit); err != nil {
 		return fail(fmt.Errorf("audit log: %w", err))
 	}
@@ -359,6 +364,11 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 		store.Unmark(id)
 		report(err)
 	}
+	runner, err := h.jobRunnerFor(ctx, j)
+	if err != nil {
+		fail(err)
+		return
+	}
 	dir := store.Dir(id)
 	stdout, err := jobs.OpenLog(filepath.Join(dir, jobs.StdoutFile), h.opts.Jobs.LogCap)
 	if err != nil {
@@ -409,7 +419,7 @@ func (h *jobHost) run(ctx context.Context, id string, started chan<- error) {
 		timeout = time.Duration(j.MaxRunTimeMS) * time.Millisecond
 	}
 	begun := false
-	res, runErr := h.runner.Run(ctx, executor.Spec{
+	res, runErr := runner.Run(ctx, executor.Spec{
 		Argv: j.Argv, Script: j.Command, ShellMode: executor.ShellMode(j.ShellMode), Dir: j.Cwd,
 		Timeout: timeout, MaxOutputChars: executor.MinOutputChars, Network: j.Network,
 		Stdout: stdout, Stderr: stderr,
@@ -511,6 +521,8 @@ func jobRunner(ctx context.Context, opts Options, workspace string) (executor.Ex
 			return nil, fmt.Errorf("the linux sandbox: %w", err)
 		}
 		return e, nil
+	case SandboxDocker:
+		return taskOnly{}, nil // every job runs in a task's container (jobtask.go)
 	}
 	return nil, fmt.Errorf("a job host runs with the backend its gateway used, linux or process, not %q", opts.Sandbox)
 }

@@ -268,9 +268,6 @@ func (s *Server) StartJob(ctx context.Context, caller Caller, req *JobRequest) (
 	if err := s.jobRoom(caller.Name); err != nil {
 		return nil, nil, err
 	}
-	if s.opts.Sandbox == SandboxDocker || s.namesTask(ctx, req.Task) {
-		return nil, nil, &JobError{Code: jobs.CodeInvalidInput, Message: "jobs do not run in task containers yet: run the command in the task with /v1/exec (or execute_command), or start the job without a task"}
-	}
 	caller.Endpoint = "job"
 	d, err := s.decide(ctx, caller, &req.Request, true)
 	if err != nil {

@@ -119,6 +119,10 @@ type TaskOptions struct {
 	GitLabHosts []string
 	// Getenv reads the gateway's environment for the tokens; default os.Getenv.
 	Getenv func(string) string
+	// Labels are put on every task container of this gateway, and the reaper removes
+	// only stale containers that carry them too (beside cmdgate's own labels and naming
+	// rule): gateways sharing an engine can keep to their own.
+	Labels map[string]string
 }
 
 func (o TaskOptions) withDefaults() (TaskOptions, error) {
@@ -446,16 +450,16 @@ func (s *Server) ReapTasks(ctx context.Context) ([]string, error) {
 	}
 	octx, cancel := context.WithTimeout(ctx, 5*m.opts.OpTimeout)
 	defer cancel()
-	removed, err := docker.Reap(octx, m.cli, time.Now().Add(-m.opts.StaleAfter), nil)
+	removed, err := docker.Reap(octx, m.cli, time.Now().Add(-m.opts.StaleAfter), m.opts.Labels)
 	for _, name := range removed {
 		id := strings.TrimPrefix(name, docker.NamePrefix)
 		t, terr := s.state.task(ctx, id)
 		if terr != nil {
 			continue
 		}
-		m.mu.Lock()
-		delete(m.live, id)
-		m.mu.Unlock()
+		if lt := s.liveTask(id); lt != nil {
+			t = lt
+		}
 		if t.State != TaskDeleted && t.State != TaskFailed {
 			t.Running = 0
 			s.endTask(ctx, t, TaskDeleted, fmt.Sprintf("reaped: older than %s", m.opts.StaleAfter))
@@ -708,14 +712,26 @@ func (m *taskManager) credential(u *url.URL) (platform, user, token string) {
 	return "", "", ""
 }
 
-// update replaces a live task's document with f's change of a copy, stores it and
-// wakes the waiters. It returns the new document, or nil when the task is not live.
+// updateTask replaces a live task's document with f's change of a copy, stores it
+// and wakes the waiters. It returns the new document, or nil when the task is not
+// live. The store is written under the lock, so that the documents reach it in their
+// order and none after the task ended.
 func (s *Server) updateTask(ctx context.Context, id string, f func(t *Task)) *Task {
+	return s.changeTask(ctx, id, true, f)
+}
+
+// touchTask is updateTask without storing: a command starting or ending in the task
+// (running, its count), which a restart resets anyway.
+func (s *Server) touchTask(ctx context.Context, id string, f func(t *Task)) *Task {
+	return s.changeTask(ctx, id, false, f)
+}
+
+func (s *Server) changeTask(ctx context.Context, id string, store bool, f func(t *Task)) *Task {
 	m := s.tasks
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	lt := m.live[id]
 	if lt == nil {
-		m.mu.Unlock()
 		return nil
 	}
 	nt := *lt.task
@@ -725,26 +741,32 @@ func (s *Server) updateTask(ctx context.Context, id string, f func(t *Task)) *Ta
 	lt.task = &nt
 	close(m.changed)
 	m.changed = make(chan struct{})
-	m.mu.Unlock()
-	if err := s.state.putTask(context.WithoutCancel(ctx), &nt); err != nil {
-		s.log.Error("tasks: cannot store a task", "task_id", id, "err", err)
+	if store {
+		if err := s.state.putTask(context.WithoutCancel(ctx), &nt); err != nil {
+			s.log.Error("tasks: cannot store a task", "task_id", id, "err", err)
+		}
 	}
 	return &nt
 }
 
-// endTask ends a task (failed, deleted): no longer live, stored, recorded.
+// endTask ends a task (failed, deleted): stored, no longer live, recorded. The store
+// is written before the task leaves the live ones (a reader woken by the change reads
+// the store), under the lock (no update of the live task comes after).
 func (s *Server) endTask(ctx context.Context, t *Task, state, reason string) {
 	m := s.tasks
+	now := time.Now().UTC()
+	t.State, t.Reason, t.UpdatedAt, t.EndedAt, t.Running = state, reason, now, &now, 0
 	m.mu.Lock()
+	if err := s.state.putTask(context.WithoutCancel(ctx), t); err != nil {
+		s.log.Error("tasks: cannot store a task", "task_id", t.ID, "err", err)
+	}
+	if lt := m.live[t.ID]; lt != nil && lt.exec != nil {
+		lt.exec.Close() // its waiting sessions
+	}
 	delete(m.live, t.ID)
 	close(m.changed)
 	m.changed = make(chan struct{})
 	m.mu.Unlock()
-	now := time.Now().UTC()
-	t.State, t.Reason, t.UpdatedAt, t.EndedAt = state, reason, now, &now
-	if err := s.state.putTask(context.WithoutCancel(ctx), t); err != nil {
-		s.log.Error("tasks: cannot store a task", "task_id", t.ID, "err", err)
-	}
 	s.recordTask(Caller{Name: t.Principal.Name, Role: t.Principal.Role}, t.ID, state, map[string]any{"reason": reason})
 }
 
@@ -771,7 +793,7 @@ func (s *Server) prepareTask(caller Caller, id string, clone cloneCall) {
 	octx, cancel := context.WithTimeout(ctx, m.opts.OpTimeout)
 	cid, err := docker.CreateContainer(octx, m.cli, docker.ContainerSpec{
 		TaskID: id, Image: t.Image, GuardImage: m.opts.GuardImage, CPUs: t.Limits.CPUs, Memory: t.Limits.MemoryBytes,
-		Pids: t.Limits.Pids, Network: t.Network,
+		Pids: t.Limits.Pids, Network: t.Network, Labels: m.opts.Labels,
 	})
 	cancel()
 	if err != nil {
@@ -1117,15 +1139,6 @@ func (s *Server) taskFor(ctx context.Context, caller Caller, req *Request) (*Tas
 	return nil, Errorf(CodeConflict, "task %s is %s%s: create a new task", t.ID, t.State, reasonSuffix(t.Reason))
 }
 
-// namesTask says whether name is the id of a task of this gateway, in any state.
-func (s *Server) namesTask(ctx context.Context, name string) bool {
-	if s.tasks == nil || uuid.Validate(name) != nil {
-		return false
-	}
-	_, err := s.state.task(ctx, name)
-	return err == nil
-}
-
 // taskCwd resolves a request's cwd in a task's container: relative to the project,
 // and inside /workspace.
 func taskCwd(cwd string) (string, error) {
@@ -1157,9 +1170,9 @@ func (s *Server) startTaskRun(ctx context.Context, id string) (*docker.Executor,
 	if preparing { // an install of the preparation: the task stays initializing
 		return e, func() {}, nil
 	}
-	s.updateTask(ctx, id, func(t *Task) { t.Running++; t.State = TaskRunning })
+	s.touchTask(ctx, id, func(t *Task) { t.Running++; t.State = TaskRunning })
 	return e, func() {
-		s.updateTask(ctx, id, func(t *Task) {
+		s.touchTask(ctx, id, func(t *Task) {
 			if t.Running--; t.Running <= 0 && t.State == TaskRunning {
 				t.Running, t.State = 0, TaskReady
 			}

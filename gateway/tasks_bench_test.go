@@ -14,7 +14,7 @@ import (
 // benchTask is a ready task of a one-file repository, for the benchmarks.
 func benchTask(b *testing.B) (*Server, Caller, *Task) {
 	b.Helper()
-	cli := dockerEngine(b)
+	cli := testenv.DockerEngine(b)
 	o := testenv.NewOutside(b)
 	g := testenv.NewGitServer(b, o.Listen(b), "")
 	repo := g.Repo(b, "bench", map[string]string{"README.md": "bench\n"})
@@ -57,7 +57,7 @@ func BenchmarkDockerExec(b *testing.B) {
 // looked for, the network and its guard, create, start), clone_ms the clone, delete_ms
 // the removal (container, guard rules, network).
 func BenchmarkTaskPrepare(b *testing.B) {
-	cli := dockerEngine(b)
+	cli := testenv.DockerEngine(b)
 	o := testenv.NewOutside(b)
 	g := testenv.NewGitServer(b, o.Listen(b), "")
 	repo := g.Repo(b, "small", map[string]string{"README.md": "small\n", "main.go": "package main\n"})

@@ -21,44 +21,20 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/google/uuid"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/docker"
 	"github.com/cmdgate/cmdgate/internal/testenv"
+	"github.com/cmdgate/cmdgate/jobs"
 )
 
 // The tests of per-task Docker environments run against the real engine of the
 // machine, with repositories served by a git smart-HTTP server in a network namespace
 // that stands for the internet (testenv.Outside).
-
-func taskImage() string {
-	if img := os.Getenv("CMDGATE_TEST_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return docker.DefaultImage
-}
-
-// dockerEngine connects to the engine of the environment, skipping (failing under
-// CI=true) when none answers or the image is missing.
-func dockerEngine(t testing.TB) *client.Client {
-	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Skip(t, "docker client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Skip(t, "no Docker engine answers (start dockerd): %v", err)
-	}
-	if _, err := cli.ImageInspect(ctx, taskImage()); err != nil {
-		testenv.Skip(t, "the image %s is missing (scripts/docker-image.sh builds it): %v", taskImage(), err)
-	}
-	return cli
-}
 
 // taskServer is a gateway (process backend for host commands) with tasks on the real
 // engine; env is its environment for the clone tokens.
@@ -71,7 +47,7 @@ func taskServer(t testing.TB, cli *client.Client, o TaskOptions, env map[string]
 	}
 	o.Enabled, o.Client = true, cli
 	if o.Image == "" {
-		o.Image = taskImage()
+		o.Image = testenv.DockerImage()
 	}
 	o.Getenv = func(k string) string { return env[k] }
 	s, err := New(t.Context(), Options{Workspace: ws, DataDir: filepath.Join(base, "data"), Sandbox: SandboxProcess, Tasks: o})
@@ -121,7 +97,7 @@ func runIn(t *testing.T, s *Server, caller Caller, taskID, script string) string
 // decided and audited with the task's workspace; DELETE removes the container, and the
 // task is deleted.
 func TestTaskLifecycle(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	g, _ := gitOutside(t, "")
 	repo := g.Repo(t, "app", map[string]string{"README.md": "hello from the repo\n", "src/main.txt": "x\n"})
 	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}, GitLabHosts: []string{}}, nil)
@@ -167,11 +143,6 @@ func TestTaskLifecycle(t *testing.T) {
 	// The same command without the task runs on the host, not in the container.
 	if out, err := s.Exec(t.Context(), alice, &Request{Script: "pwd"}); err != nil || strings.HasPrefix(out.Result.Stdout, "/workspace") {
 		t.Errorf("a host command: %+v %v", out, err)
-	}
-	// Jobs do not run in task containers yet: refused, not run on the host.
-	if _, _, err := s.StartJob(t.Context(), alice, &JobRequest{Request: Request{Script: "true", Task: task.ID}}); err == nil ||
-		!strings.Contains(err.Error(), "task containers") {
-		t.Errorf("a job in a task: %v", err)
 	}
 	// Others do not see it; an auditor does.
 	bob := Caller{Name: "bob", Role: RoleAgent, RequestID: "t"}
@@ -230,7 +201,7 @@ func taskEvents(t *testing.T, s *Server, id string) []string {
 // log. Without it the server refuses the clone, and the task fails with its container
 // removed.
 func TestTaskCloneCredentials(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	const token = "ghp_TOKENtokenTOKEN1234567890abcdefXYZ"
 	g, host := gitOutside(t, token)
 	repo := g.Repo(t, "private", map[string]string{"README.md": "secret project\n"})
@@ -335,6 +306,22 @@ done; echo searched`
 	}
 }
 
+// look runs a script in a container as its commands run, outside the policy (the test
+// looking), and returns its stdout.
+func look(t *testing.T, cli *client.Client, container, script string) string {
+	t.Helper()
+	e, err := docker.New(docker.Options{Client: cli, Container: container})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Run(t.Context(), executor.Spec{Script: script, Dir: "/", Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return res.Stdout
+}
+
 // probeProc says that a /proc file the probe found is the probe's own: its process is
 // gone now.
 func probeProc(e *docker.Executor, f string) bool {
@@ -346,7 +333,7 @@ func probeProc(e *docker.Executor, f string) bool {
 // its target branch fetched so that a diff against it works although the clone is
 // shallow; GitLab's merge requests come from their own refs.
 func TestTaskPullRequest(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	g, host := gitOutside(t, "")
 	repo := g.Repo(t, "app", map[string]string{"README.md": "v1\n"})
 	head := g.PullRequest(t, "app", 7, 3, "feature.txt")
@@ -380,7 +367,7 @@ func TestTaskPullRequest(t *testing.T) {
 // Dependency installs run as the task's principal through the policy and are recorded
 // with their decision; one that fails leaves the task ready with the failure reported.
 func TestTaskInstallFailureReported(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	g, _ := gitOutside(t, "")
 	repo := g.Repo(t, "gem", map[string]string{"Gemfile": "source 'https://rubygems.org'\n"})
 	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}}, nil)
@@ -414,7 +401,7 @@ func TestTaskInstallFailureReported(t *testing.T) {
 // it is UNAVAILABLE with the reason; an engine that does not answer fails a new task
 // within the operation timeout, with a clear reason, instead of hanging.
 func TestTaskEngineErrors(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	g, _ := gitOutside(t, "")
 	repo := g.Repo(t, "app", map[string]string{"README.md": "x\n"})
 	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}}, nil)
@@ -432,6 +419,15 @@ func TestTaskEngineErrors(t *testing.T) {
 	}
 	if got, _ := s.Task(t.Context(), alice, task.ID); got.State != TaskFailed {
 		t.Errorf("task after its container went: %+v", got)
+	}
+
+	// An image the engine does not have: the task fails with the reason, nothing is left.
+	missing := newTask(t, s, alice, TaskRequest{RepoURL: repo, Image: "cmdgate-test-missing:none"})
+	if missing.State != TaskFailed || !strings.Contains(missing.Reason, "cmdgate-test-missing:none") {
+		t.Errorf("a missing image: %+v", missing)
+	}
+	if _, err := cli.ContainerInspect(t.Context(), missing.ContainerName, client.ContainerInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Errorf("a container of the missing image: %v", err)
 	}
 
 	// An engine that accepts connections and never answers.
@@ -454,7 +450,7 @@ func TestTaskEngineErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mute.Close()
-	s2 := taskServer(t, mute, TaskOptions{GitHubHosts: []string{}, OpTimeout: 2 * time.Second, Image: taskImage()}, nil)
+	s2 := taskServer(t, mute, TaskOptions{GitHubHosts: []string{}, OpTimeout: 2 * time.Second, Image: testenv.DockerImage()}, nil)
 	start := time.Now()
 	stuck := newTask(t, s2, alice, TaskRequest{RepoURL: repo})
 	if stuck.State != TaskFailed || !strings.Contains(stuck.Reason, "container could not be created") {
@@ -467,7 +463,7 @@ func TestTaskEngineErrors(t *testing.T) {
 
 // Bad task requests are refused before anything is created.
 func TestTaskRequestRefused(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	s := taskServer(t, cli, TaskOptions{}, nil)
 	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: "t"}
 	neg := -1
@@ -510,7 +506,7 @@ func TestTaskRequestRefused(t *testing.T) {
 // Each install is a step of its own, decided and recorded; a manager the image lacks
 // fails its step, reported.
 func TestTaskInstalls(t *testing.T) {
-	cli := dockerEngine(t)
+	cli := testenv.DockerEngine(t)
 	g, _ := gitOutside(t, "")
 	files := map[string]string{
 		"package.json":                      `{"name": "app", "version": "1.0.0", "dependencies": {"mylib": "file:./mylib"}}`,
@@ -600,4 +596,97 @@ func wheel(t *testing.T, name, version string, files map[string]string) string {
 		t.Fatal(err)
 	}
 	return buf.String()
+}
+
+// A background job naming a task runs in the task's container, in the job host (here
+// in the test's process), decided and recorded as any job; killing it stops its tree
+// in the container.
+func TestTaskJob(t *testing.T) {
+	cli := testenv.DockerEngine(t)
+	g, _ := gitOutside(t, "")
+	repo := g.Repo(t, "app", map[string]string{"README.md": "from the job's task\n"})
+	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunJobHost(ctx, s.opts, s.jobStore.Root, s.hostKey(), nil) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("job host: %v", err)
+		}
+	})
+	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: "t"}
+	task := newTask(t, s, alice, TaskRequest{RepoURL: repo})
+	if task.State != TaskReady {
+		t.Fatalf("task: %+v", task)
+	}
+	_, j, err := s.StartJob(t.Context(), alice, &JobRequest{Request: Request{Script: "pwd; cat README.md", Task: task.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, finished, err := s.WaitJob(t.Context(), alice, j.ID, time.Minute)
+	if err != nil || !finished || j.State != jobs.Exited || j.ExitCode == nil || *j.ExitCode != 0 {
+		t.Fatalf("the job: %+v %v %v", j, finished, err)
+	}
+	tl, err := s.TailJob(t.Context(), alice, j.ID, 1<<16, 0)
+	if err != nil || tl.Stdout.Text != "/workspace/project\nfrom the job's task\n" {
+		t.Errorf("the job's output: %+v %v", tl, err)
+	}
+	// A long job is killed with its tree in the container.
+	_, long, err := s.StartJob(t.Context(), alice, &JobRequest{Request: Request{Script: "sleep 1007 & sleep 1008", Task: task.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.KillJob(t.Context(), alice, long.ID, "TERM"); err != nil {
+		t.Fatal(err)
+	}
+	if left := look(t, cli, task.ContainerID, "ps -eo args | grep -c '^sleep 100[78]' || true"); strings.TrimSpace(left) != "0" {
+		t.Errorf("the killed job's processes are left in the container: %s", left)
+	}
+	// Another agent's job cannot name the task.
+	bob := Caller{Name: "bob", Role: RoleAgent, RequestID: "t"}
+	if _, _, err := s.StartJob(t.Context(), bob, &JobRequest{Request: Request{Script: "true", Task: task.ID}}); err == nil {
+		t.Error("bob started a job in alice's task")
+	}
+}
+
+// The reaper removes the task containers older than the stale threshold, and marks
+// their tasks deleted; a container named like a task's without cmdgate's labels is
+// never touched.
+func TestTaskReap(t *testing.T) {
+	cli := testenv.DockerEngine(t)
+	g, _ := gitOutside(t, "")
+	repo := g.Repo(t, "app", map[string]string{"README.md": "x\n"})
+	// The test's label keeps the reaper to this test's containers.
+	s := taskServer(t, cli, TaskOptions{GitHubHosts: []string{}, StaleAfter: time.Nanosecond,
+		Labels: map[string]string{"cmdgate.test": t.Name()}}, nil)
+	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: "t"}
+	task := newTask(t, s, alice, TaskRequest{RepoURL: repo})
+	if task.State != TaskReady {
+		t.Fatalf("task: %+v", task)
+	}
+	foreign := "coding-agent-exec-" + uuid.NewString()
+	c, err := cli.ContainerCreate(t.Context(), client.ContainerCreateOptions{Name: foreign,
+		Config: &container.Config{Image: testenv.DockerImage(), Cmd: []string{"sleep", "infinity"},
+			Labels: map[string]string{"cmdgate.test": t.Name()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cli.ContainerRemove(context.Background(), c.ID, client.ContainerRemoveOptions{Force: true})
+	})
+	time.Sleep(1100 * time.Millisecond) // the engine's creation times are in seconds
+	removed, err := s.ReapTasks(t.Context())
+	if err != nil || len(removed) != 1 || removed[0] != task.ContainerName {
+		t.Fatalf("reaped %v, %v; want only %s", removed, err, task.ContainerName)
+	}
+	if got, _ := s.Task(t.Context(), alice, task.ID); got.State != TaskDeleted || !strings.Contains(got.Reason, "reaped") {
+		t.Errorf("the reaped task: %+v", got)
+	}
+	if _, err := cli.ContainerInspect(t.Context(), c.ID, client.ContainerInspectOptions{}); err != nil {
+		t.Errorf("the foreign container: %v", err)
+	}
+	if events := taskEvents(t, s, task.ID); events[len(events)-1] != "deleted" {
+		t.Errorf("task records: %v", events)
+	}
 }

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -21,33 +19,6 @@ import (
 // repository served with a token by a git smart-HTTP server in a network namespace
 // that stands for the internet (testenv.Outside), and `cmdgate task` and `cmdgate exec
 // --task` as its clients.
-
-func taskTestImage() string {
-	if img := os.Getenv("CMDGATE_TEST_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return docker.DefaultImage
-}
-
-// taskEngine connects to the engine of the environment, skipping (failing under
-// CI=true) when none answers or the image is missing.
-func taskEngine(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Skip(t, "docker client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Skip(t, "no Docker engine answers (start dockerd): %v", err)
-	}
-	if _, err := cli.ImageInspect(ctx, taskTestImage()); err != nil {
-		testenv.Skip(t, "the image %s is missing (scripts/docker-image.sh builds it): %v", taskTestImage(), err)
-	}
-	return cli
-}
 
 // taskCLI runs cmdgate as a client with the token and answers the one JSON object it
 // printed on stdout (anything else on stdout fails the test), its stderr and its exit
@@ -72,13 +43,13 @@ func taskCLI(t *testing.T, e *jsEnv, token string, args ...string) (map[string]a
 // gone. Another agent gets NOT_FOUND; what the gateway refuses is an answer (exit 0,
 // ok false, the code); no token is UNAUTHENTICATED with a hint on stderr.
 func TestTaskCLI(t *testing.T) {
-	cli := taskEngine(t)
+	cli := testenv.DockerEngine(t)
 	o := testenv.NewOutside(t)
 	ln := o.Listen(t)
 	const token = "ghp_cliTOKENtokenTOKEN0123456789"
 	g := testenv.NewGitServer(t, ln, token)
 	repo := g.Repo(t, "app", map[string]string{"README": "hello from the CLI's task\n"})
-	e := jsNewEnv(t, "tasks:\n  enabled: true\n  docker:\n    base_image: "+taskTestImage()+
+	e := jsNewEnv(t, "tasks:\n  enabled: true\n  docker:\n    base_image: "+testenv.DockerImage()+
 		"\n  clone:\n    github_hosts: [\"http://"+ln.Addr().String()+"\"]\n    gitlab_hosts: []\n")
 	e.env = append(e.env, "GITHUB_PERSONAL_ACCESS_TOKEN="+token)
 	alice, bob, admin := e.token(t, "agent", "alice"), e.token(t, "agent", "bob"), e.token(t, "admin", "root")

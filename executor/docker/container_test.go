@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/docker"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 func taskID() string {
@@ -29,10 +30,10 @@ func taskContainer(t *testing.T, cli *client.Client, spec docker.ContainerSpec) 
 		spec.TaskID = taskID()
 	}
 	if spec.Image == "" {
-		spec.Image = testImage()
+		spec.Image = testenv.DockerImage()
 	}
 	if spec.GuardImage == "" {
-		spec.GuardImage = testImage()
+		spec.GuardImage = testenv.DockerImage()
 	}
 	spec.Labels = map[string]string{"cmdgate.test": t.Name()} // what TestReap may reap is its own
 	id, err := docker.CreateContainer(context.Background(), cli, spec)
@@ -65,7 +66,7 @@ func run(t *testing.T, e *docker.Executor, script string) executor.Result {
 // are writable, under the memory and pids limits.
 func TestTaskContainerIsolation(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	id, e := taskContainer(t, cli, docker.ContainerSpec{Memory: 128 << 20, Pids: 64})
 	insp, err := cli.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
 	if err != nil || insp.Container.Name != "/"+docker.NamePrefix+insp.Container.Config.Labels[docker.LabelTask] {
@@ -103,7 +104,7 @@ func TestTaskContainerIsolation(t *testing.T) {
 // removing it removes it with its volume; removing what is gone succeeds.
 func TestTaskContainerLifecycle(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	ctx := context.Background()
 	task := taskID()
 	first, _ := taskContainer(t, cli, docker.ContainerSpec{TaskID: task})
@@ -135,12 +136,12 @@ func TestTaskContainerLifecycle(t *testing.T) {
 // named like one.
 func TestReap(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	ctx := context.Background()
 	ours, _ := taskContainer(t, cli, docker.ContainerSpec{})
 	foreignName := docker.ContainerName(taskID())
 	foreign, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Name: foreignName,
-		Config: &container.Config{Image: testImage(), Cmd: []string{"sleep", "infinity"}, Labels: map[string]string{"cmdgate.test": t.Name()}}})
+		Config: &container.Config{Image: testenv.DockerImage(), Cmd: []string{"sleep", "infinity"}, Labels: map[string]string{"cmdgate.test": t.Name()}}})
 	if err != nil {
 		t.Fatal(err)
 	}

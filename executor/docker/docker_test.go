@@ -3,7 +3,6 @@ package docker_test
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,41 +16,12 @@ import (
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
-// testImage is the task image the tests run containers of: scripts/docker-image.sh
-// builds it without a registry (.ci/run does).
-func testImage() string {
-	if img := os.Getenv("CMDGATE_TEST_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return "coding-agent-executor:latest"
-}
-
-// engine connects to the Docker engine of the environment, skipping (failing under
-// CI=true) when none answers or the test image is missing.
-func engine(t testing.TB) *client.Client {
-	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Skip(t, "docker client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Skip(t, "no Docker engine answers (start dockerd): %v", err)
-	}
-	if _, err := cli.ImageInspect(ctx, testImage()); err != nil {
-		testenv.Skip(t, "the image %s is missing (scripts/docker-image.sh builds it): %v", testImage(), err)
-	}
-	return cli
-}
-
 // startContainer runs a container of the test image that sleeps, removed at the end.
 func startContainer(t testing.TB, cli *client.Client) string {
 	t.Helper()
 	ctx := context.Background()
 	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: &container.Config{Image: testImage(), Cmd: []string{"sleep", "infinity"},
+		Config: &container.Config{Image: testenv.DockerImage(), Cmd: []string{"sleep", "infinity"},
 			Labels: map[string]string{"cmdgate.test": t.Name()}},
 		HostConfig: &container.HostConfig{Init: new(bool)},
 	})
@@ -69,7 +39,7 @@ func startContainer(t testing.TB, cli *client.Client) string {
 
 func newExecutor(t testing.TB) (*docker.Executor, *client.Client, string) {
 	t.Helper()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	id := startContainer(t, cli)
 	e, err := docker.New(docker.Options{Client: cli, Container: id, Config: executor.Config{KillGrace: time.Second}})
 	if err != nil {

@@ -179,7 +179,7 @@ func containerIP(t *testing.T, cli *client.Client, id string) string {
 func TestNetworkGuardHostServices(t *testing.T) {
 	t.Parallel()
 	localEngine(t)
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	task := taskID()
 	_, e := taskContainer(t, cli, docker.ContainerSpec{TaskID: task})
 	control, _, _ := newExecutor(t) // Docker's default bridge, no guard
@@ -304,7 +304,7 @@ func interfaceOf(t *testing.T, addr netip.Addr) string {
 func TestNetworkGuardLinkLocal(t *testing.T) {
 	t.Parallel()
 	localEngine(t)
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	_, e := taskContainer(t, cli, docker.ContainerSpec{})
 	control, _, _ := newExecutor(t)
 
@@ -394,7 +394,7 @@ func forwardedNamespace(t *testing.T, addr netip.Addr) {
 func TestNetworkExternalAndNone(t *testing.T) {
 	t.Parallel()
 	localEngine(t)
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	out := testenv.NewOutside(t)
 	ln := out.Listen(t)
 	go func() {
@@ -434,7 +434,7 @@ func TestNetworkExternalAndNone(t *testing.T) {
 func TestNetworkTasksIsolated(t *testing.T) {
 	t.Parallel()
 	localEngine(t)
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	out := testenv.NewOutside(t)
 	idA, a := taskContainer(t, cli, docker.ContainerSpec{})
 	idB, b := taskContainer(t, cli, docker.ContainerSpec{})
@@ -475,7 +475,7 @@ func hostRules(t *testing.T, cli *client.Client, comment string) []string {
 	script := `l=; [ -s /proc/net/ip_tables_names ] && l=iptables-legacy; [ -s /proc/net/ip6_tables_names ] && l="$l ip6tables-legacy"
 for c in iptables-nft ip6tables-nft $l; do for t in filter raw; do $c -t $t -S 2>/dev/null | sed "s/^/$c $t /"; done; done`
 	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: &container.Config{Image: testImage(), User: "0", Entrypoint: []string{"sh", "-c", script},
+		Config: &container.Config{Image: testenv.DockerImage(), User: "0", Entrypoint: []string{"sh", "-c", script},
 			Labels: map[string]string{"cmdgate.test": t.Name()}},
 		HostConfig: &container.HostConfig{NetworkMode: "host", CapDrop: []string{"ALL"}, CapAdd: []string{"NET_ADMIN", "NET_RAW"}},
 	})
@@ -518,7 +518,7 @@ for c in iptables-nft ip6tables-nft $l; do for t in filter raw; do $c -t $t -S 2
 // and the container; removing again succeeds.
 func TestRemoveTaskLeavesNothing(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	ctx := context.Background()
 	task := taskID()
 	id, _ := taskContainer(t, cli, docker.ContainerSpec{TaskID: task})
@@ -574,7 +574,7 @@ func noIptablesImage(t *testing.T, cli *client.Client) string {
 	t.Helper()
 	ctx := context.Background()
 	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config: &container.Config{Image: testImage(), User: "0", Labels: map[string]string{"cmdgate.test": t.Name()},
+		Config: &container.Config{Image: testenv.DockerImage(), User: "0", Labels: map[string]string{"cmdgate.test": t.Name()},
 			Entrypoint: []string{"sh", "-c", `rm -f /usr/sbin/iptables* /usr/sbin/ip6tables* /usr/sbin/xtables* && ! command -v iptables`}},
 		HostConfig: &container.HostConfig{NetworkMode: "none"},
 	})
@@ -607,12 +607,12 @@ func noIptablesImage(t *testing.T, cli *client.Client) string {
 // not start: CreateContainer says why and leaves no container, no network, no guard.
 func TestGuardFailsClosed(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	ctx := context.Background()
 	image := noIptablesImage(t, cli)
 	task := taskID()
 	t.Cleanup(func() { docker.RemoveTask(context.Background(), cli, task) })
-	_, err := docker.CreateContainer(ctx, cli, docker.ContainerSpec{TaskID: task, Image: testImage(), GuardImage: image,
+	_, err := docker.CreateContainer(ctx, cli, docker.ContainerSpec{TaskID: task, Image: testenv.DockerImage(), GuardImage: image,
 		Labels: map[string]string{"cmdgate.test": t.Name()}})
 	if err == nil || !strings.Contains(err.Error(), "no iptables") || !strings.Contains(err.Error(), "cannot be guarded") {
 		t.Fatalf("CreateContainer with a guard image without iptables: %v; want a clear refusal", err)
@@ -628,7 +628,7 @@ func TestGuardFailsClosed(t *testing.T) {
 		t.Errorf("guard containers left: %v", guards)
 	}
 	// A guard image that does not exist is refused as clearly.
-	_, err = docker.CreateContainer(ctx, cli, docker.ContainerSpec{TaskID: task, Image: testImage(), GuardImage: "cmdgate-test-no-such-image:" + suffix(),
+	_, err = docker.CreateContainer(ctx, cli, docker.ContainerSpec{TaskID: task, Image: testenv.DockerImage(), GuardImage: "cmdgate-test-no-such-image:" + suffix(),
 		Labels: map[string]string{"cmdgate.test": t.Name()}})
 	if err == nil || !strings.Contains(err.Error(), "no-such-image") {
 		t.Errorf("CreateContainer with a missing guard image: %v", err)
@@ -665,7 +665,7 @@ func TestNetworkModeRefused(t *testing.T) {
 // named like a task's, which RemoveTask refuses too.
 func TestReapNetworks(t *testing.T) {
 	t.Parallel()
-	cli := engine(t)
+	cli := testenv.DockerEngine(t)
 	ctx := context.Background()
 	reaped := taskID()
 	taskContainer(t, cli, docker.ContainerSpec{TaskID: reaped})

@@ -101,6 +101,7 @@ func (e *Executor) newSession(ctx context.Context) (*session, error) {
 	go func() {
 		defer close(s.dead)
 		stdcopy.StdCopy(sink{s, false}, sink{s, true}, att.Reader)
+		s.close() // the agent is gone: release the connection
 	}()
 	return s, nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,15 +23,6 @@ import (
 // The tests of /v1/tasks run against the real Docker engine of the machine, with the
 // repository served by a git smart-HTTP server in a network namespace that stands for
 // the internet (testenv.Outside), as the task containers reach GitHub.
-
-// taskTestImage is the task image: $CMDGATE_TEST_DOCKER_IMAGE, else the default
-// (scripts/docker-image.sh builds it).
-func taskTestImage() string {
-	if img := os.Getenv("CMDGATE_TEST_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return docker.DefaultImage
-}
 
 // taskWorld is a gateway with tasks on the real engine, a repository it clones with
 // a token, and a tag of the task image of this test alone: every container the
@@ -51,23 +41,13 @@ const taskReadme = "hello from the task repository\n"
 
 func newTaskWorld(t *testing.T) *taskWorld {
 	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Skip(t, "docker client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := testenv.DockerEngine(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Skip(t, "no Docker engine answers (start dockerd): %v", err)
-	}
-	if _, err := cli.ImageInspect(ctx, taskTestImage()); err != nil {
-		testenv.Skip(t, "the image %s is missing (scripts/docker-image.sh builds it): %v", taskTestImage(), err)
-	}
 	var r [6]byte
 	rand.Read(r[:])
 	tag := "cmdgate-httpapi-test:" + hex.EncodeToString(r[:])
-	if _, err := cli.ImageTag(ctx, client.ImageTagOptions{Source: taskTestImage(), Target: tag}); err != nil {
+	if _, err := cli.ImageTag(ctx, client.ImageTagOptions{Source: testenv.DockerImage(), Target: tag}); err != nil {
 		t.Fatalf("tag the task image: %v", err)
 	}
 	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{}) })

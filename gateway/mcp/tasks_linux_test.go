@@ -3,11 +3,9 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -23,36 +21,17 @@ import (
 // served by a git smart-HTTP server in a network namespace that stands for the
 // internet (testenv.Outside).
 
-func taskTestImage() string {
-	if img := os.Getenv("CMDGATE_TEST_DOCKER_IMAGE"); img != "" {
-		return img
-	}
-	return docker.DefaultImage
-}
-
 // taskEnv is a gateway with tasks on the real engine and a repository to clone; it
 // skips (fails under CI=true) without an engine or the image.
 func taskEnv(t *testing.T) (*env, *client.Client, string) {
 	t.Helper()
-	cli, err := client.New(client.FromEnv)
-	if err != nil {
-		testenv.Skip(t, "docker client: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
-		testenv.Skip(t, "no Docker engine answers (start dockerd): %v", err)
-	}
-	if _, err := cli.ImageInspect(ctx, taskTestImage()); err != nil {
-		testenv.Skip(t, "the image %s is missing (scripts/docker-image.sh builds it): %v", taskTestImage(), err)
-	}
+	cli := testenv.DockerEngine(t)
 	o := testenv.NewOutside(t)
 	ln := o.Listen(t)
 	g := testenv.NewGitServer(t, ln, "")
 	repo := g.Repo(t, "app", map[string]string{"README": "hello over MCP\n"})
 	e := newEnv(t, func(o *gateway.Options) {
-		o.Tasks = gateway.TaskOptions{Enabled: true, Client: cli, Image: taskTestImage(), GitHubHosts: []string{}, GitLabHosts: []string{}}
+		o.Tasks = gateway.TaskOptions{Enabled: true, Client: cli, Image: testenv.DockerImage(), GitHubHosts: []string{}, GitLabHosts: []string{}}
 	})
 	// Registered after the gateway's cleanup: it runs first.
 	t.Cleanup(func() {
