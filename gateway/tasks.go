@@ -826,7 +826,11 @@ func (s *Server) prepareTask(caller Caller, id string, clone cloneCall) {
 	})
 	s.recordTask(caller, id, "step", map[string]any{"step": step.Name, "ok": step.OK, "exit_code": step.ExitCode, "duration_ms": step.DurationMS, "error": step.Error})
 	if !step.OK {
-		fail("the clone failed: " + firstNonEmpty(step.Error, lastLine(step.Output)))
+		reason := "the clone failed: " + step.Error
+		if last := strings.TrimSpace(lastLine(step.Output)); last != "" {
+			reason += ": " + last
+		}
+		fail(reason)
 		return
 	}
 	if t == nil {
@@ -1224,13 +1228,6 @@ func reasonSuffix(r string) string {
 		return ""
 	}
 	return " (" + r + ")"
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func lastLine(s string) string {

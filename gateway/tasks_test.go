@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -688,5 +690,96 @@ func TestTaskReap(t *testing.T) {
 	}
 	if events := taskEvents(t, s, task.ID); events[len(events)-1] != "deleted" {
 		t.Errorf("task records: %v", events)
+	}
+}
+
+// engineProxy relays connections to the real engine's socket from a socket of the
+// test's own: closing it is the engine going away, as cmdgate sees it (connections
+// refused, the open ones cut), while the engine itself goes on serving the other tests.
+func engineProxy(t *testing.T) (host string, stop func()) {
+	t.Helper()
+	target := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		p, ok := strings.CutPrefix(h, "unix://")
+		if !ok {
+			testenv.Skip(t, "the engine proxy relays a unix socket, not %s", h)
+		}
+		target = p
+	}
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "engine.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ln.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range conns {
+				c.Close()
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return "unix://" + ln.Addr().String(), stop
+}
+
+// The engine going away while a task's command runs: the command ends with
+// UNAVAILABLE and the reason, at once rather than at its timeout; the task failed;
+// a new task fails with the reason; nothing hangs.
+func TestTaskEngineGone(t *testing.T) {
+	cli := testenv.DockerEngine(t)
+	g, _ := gitOutside(t, "")
+	repo := g.Repo(t, "app", map[string]string{"README.md": "x\n"})
+	host, stop := engineProxy(t)
+	via, err := client.New(client.WithHost(host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer via.Close()
+	s := taskServer(t, via, TaskOptions{GitHubHosts: []string{}, OpTimeout: 5 * time.Second}, nil)
+	alice := Caller{Name: "alice", Role: RoleAgent, RequestID: "t"}
+	task := newTask(t, s, alice, TaskRequest{RepoURL: repo})
+	if task.State != TaskReady {
+		t.Fatalf("task: %+v", task)
+	}
+	// The proxy cannot remove the container once it is gone: the real client does.
+	t.Cleanup(func() { docker.RemoveTask(context.Background(), cli, task.ID) })
+	time.AfterFunc(time.Second, stop)
+	start := time.Now()
+	_, err = s.Exec(t.Context(), alice, &Request{Script: "sleep 60", Task: task.ID, Timeout: 90 * time.Second})
+	if e := AsError(err); e.Code != CodeUnavailable || !strings.Contains(e.Message, "Docker engine") {
+		t.Errorf("a command when the engine went away: %v", err)
+	}
+	if d := time.Since(start); d > 45*time.Second {
+		t.Errorf("the command took %v to fail", d)
+	}
+	if got, _ := s.Task(t.Context(), alice, task.ID); got.State != TaskFailed || !strings.Contains(got.Reason, "Docker engine") {
+		t.Errorf("the task: %+v", got)
+	}
+	next := newTask(t, s, alice, TaskRequest{RepoURL: repo})
+	if next.State != TaskFailed || !strings.Contains(next.Reason, "container could not be created") {
+		t.Errorf("a task without an engine: %+v", next)
 	}
 }
