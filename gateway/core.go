@@ -175,11 +175,8 @@ func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o 
 // (without a record) and the error: nothing may run, and the caller may still log what
 // was decided.
 func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bool) (*decided, error) {
-	if req.Task == "" {
-		req.Task = DefaultTask
-	}
 	// A request naming a task of this gateway runs in the task's container, with the
-	// task's workspace and limits.
+	// task's workspace and limits (validate, below, fills in the default task name).
 	task, err := s.taskFor(ctx, caller, req)
 	if err != nil {
 		return nil, err

@@ -993,7 +993,7 @@ func (s *Server) Task(ctx context.Context, caller Caller, id string) (*Task, err
 	if s.tasks == nil {
 		return nil, Errorf(CodeNotFound, "tasks are not enabled on this gateway (config tasks.enabled)")
 	}
-	if _, err := uuid.Parse(id); err != nil {
+	if uuid.Validate(id) != nil {
 		return nil, Errorf(CodeNotFound, "no task %q", Truncate(id, 64))
 	}
 	if t := s.liveTask(id); t != nil {
@@ -1108,16 +1108,15 @@ func (s *Server) removeTask(ctx context.Context, caller Caller, id, why string) 
 	return t, nil
 }
 
-// taskFor is the live task a request names, checked for the caller: nil when the
-// request names no task of this gateway (a plain task name, as without tasks).
+// taskFor is the live task a request names, checked for the caller: nil when tasks
+// are off or the request's task is not a UUID (a plain task name, as without tasks).
+// Sandbox docker always has tasks (Options.withDefaults), and its host runner refuses
+// to run anything (taskOnly).
 func (s *Server) taskFor(ctx context.Context, caller Caller, req *Request) (*Task, error) {
 	if s.tasks == nil {
-		if s.opts.Sandbox == SandboxDocker {
-			return nil, Errorf(CodeUnavailable, "this gateway runs commands in task containers only, and tasks are not enabled")
-		}
 		return nil, nil
 	}
-	if _, err := uuid.Parse(req.Task); err != nil {
+	if uuid.Validate(req.Task) != nil {
 		if s.opts.Sandbox == SandboxDocker {
 			return nil, Invalid("this gateway runs commands in task containers only: name a task (POST /v1/tasks creates one) in the request's task")
 		}
