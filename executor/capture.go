@@ -2,12 +2,14 @@ package executor
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"unicode/utf8"
 )
 
-// Capture keeps the first N characters of an output stream and counts the rest.
+// Capture keeps N characters of an output stream (the first N by default; the last N, or
+// both ends, as its Keep says) and counts every character and byte.
 //
 // Characters are Unicode code points. A multi-byte sequence split across writes is
 // joined, never cut: the cap falls between characters. Bytes that are not part of a valid
@@ -16,11 +18,20 @@ import (
 // are kept, further bytes are only counted: the kept text is at most 4*N bytes (its
 // buffer at most twice that while growing) however much the command writes.
 //
+// KeepTail keeps a window of the stream's last bytes (4*N plus one character's worth,
+// at most twice that while it slides), enough for N characters, and decodes it at
+// Snapshot. KeepHeadTail keeps the first half of N as above and the last half as the
+// tail, and joins them with a line that says how many characters were cut between.
+//
 // A Capture is safe for concurrent use: one goroutine writes while others take
 // Snapshots (a job's live output).
 type Capture struct {
 	mu        sync.Mutex
-	max       int
+	max       int // the head's cap
+	tailMax   int // the tail's cap, in characters; 0 keeps no tail
+	tail      []byte
+	tailCap   int // bytes of the tail window
+	count     charCounter
 	buf       []byte
 	chars     int
 	total     int64
@@ -29,10 +40,61 @@ type Capture struct {
 	truncated bool
 }
 
-// NewCapture returns a Capture that keeps at most maxChars characters (none if maxChars
-// is not positive).
+// NewCapture returns a Capture that keeps the first maxChars characters (none if
+// maxChars is not positive).
 func NewCapture(maxChars int) *Capture {
 	return &Capture{max: max(maxChars, 0)}
+}
+
+// Keep says which part of an output a capped Capture keeps.
+type Keep string
+
+const (
+	// KeepHead keeps the first characters (exec_command's rule). The empty Keep means
+	// KeepHead.
+	KeepHead Keep = "head"
+	// KeepTail keeps the last characters: a test run's summary.
+	KeepTail Keep = "tail"
+	// KeepHeadTail keeps the first half and the last half, with a line between that
+	// says how many characters were cut.
+	KeepHeadTail Keep = "head_tail"
+)
+
+// ParseKeep validates a Keep setting ("" is KeepHead).
+func ParseKeep(s string) (Keep, error) {
+	switch k := Keep(s); k {
+	case "", KeepHead:
+		return KeepHead, nil
+	case KeepTail, KeepHeadTail:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown output keep %q (want head, tail or head_tail)", s)
+}
+
+// NewCaptureKeep returns a Capture that keeps maxChars characters of the stream: its
+// head, its tail, or both halves, as keep says.
+func NewCaptureKeep(maxChars int, keep Keep) *Capture {
+	n := max(maxChars, 0)
+	var head, tail int
+	switch keep {
+	case KeepTail:
+		tail = n
+	case KeepHeadTail:
+		head = (n + 1) / 2
+		tail = n - head
+	default:
+		head = n
+	}
+	c := &Capture{max: head, tailMax: tail}
+	if tail > 0 {
+		c.tailCap = utf8.UTFMax*tail + utf8.UTFMax
+	}
+	return c
+}
+
+// CutMarker is the line a KeepHeadTail Capture puts between the head and the tail.
+func CutMarker(chars int64) string {
+	return fmt.Sprintf("\n[… %d characters cut …]\n", chars)
 }
 
 // Output is what a Capture holds.
@@ -43,6 +105,9 @@ type Output struct {
 	Truncated bool
 	// Bytes counts every byte written, kept or not.
 	Bytes int64
+	// Chars counts every character written, kept or not, by the rule Text follows (an
+	// invalid byte is one character).
+	Chars int64
 }
 
 // Write keeps what fits and counts everything. It never fails.
@@ -85,6 +150,7 @@ func (c *Capture) ReadFrom(r io.Reader) (int64, error) {
 func (c *Capture) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closeCount()
 	if c.npend == 0 {
 		return nil
 	}
@@ -101,16 +167,72 @@ func (c *Capture) Close() error {
 	return nil
 }
 
+// closeCount ends the character count: a trailing incomplete sequence is one character
+// per byte.
+func (c *Capture) closeCount() { c.count.close() }
+
 // Snapshot returns the output so far; after Close, the final output. Before Close, the
 // start of a multi-byte sequence still waiting for its end is left out.
 func (c *Capture) Snapshot() Output {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Output{Text: string(c.buf), Truncated: c.truncated, Bytes: c.total}
+	chars := c.count.n // a sequence still waiting for its end is left out, as from the head
+	if c.tailMax == 0 {
+		return Output{Text: string(c.buf), Truncated: c.truncated, Bytes: c.total, Chars: chars}
+	}
+	headChars := min(chars, int64(c.max))
+	want := min(chars-headChars, int64(c.tailMax))
+	tail := lastChars(c.tail, c.total > int64(len(c.tail)), c.count.npend, want)
+	text := string(c.buf)
+	cut := chars - headChars - want
+	if cut > 0 && c.max > 0 {
+		text += CutMarker(cut)
+	}
+	return Output{Text: text + tail, Truncated: cut > 0, Bytes: c.total, Chars: chars}
+}
+
+// lastChars decodes the tail window w (clipped says bytes before it were dropped, so it
+// may start inside a character; its last pending bytes are a sequence still incomplete,
+// left out) and returns its last n characters, invalid bytes as U+FFFD.
+func lastChars(w []byte, clipped bool, pending int, n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	if clipped {
+		// Skip the rest of a character whose start was dropped.
+		for i := 0; i < utf8.UTFMax-1 && len(w) > 0 && !utf8.RuneStart(w[0]); i++ {
+			w = w[1:]
+		}
+	}
+	body := w[:len(w)-pending]
+	runes := make([]rune, 0, utf8.RuneCount(body))
+	for len(body) > 0 {
+		r, size := utf8.DecodeRune(body)
+		runes = append(runes, r)
+		body = body[size:]
+	}
+	if int64(len(runes)) > n {
+		runes = runes[int64(len(runes))-n:]
+	}
+	return string(runes)
 }
 
 func (c *Capture) write(p []byte) {
 	c.total += int64(len(p))
+	c.count.write(p)
+	if c.tailCap > 0 {
+		if need := len(c.tail) + len(p); need > cap(c.tail) {
+			// Grow by doubling, not append's gentler steps for large slices, up to the
+			// window's slide point.
+			grown := make([]byte, len(c.tail), max(need, min(2*cap(c.tail), 2*c.tailCap+len(p))))
+			copy(grown, c.tail)
+			c.tail = grown
+		}
+		c.tail = append(c.tail, p...)
+		if len(c.tail) > 2*c.tailCap {
+			c.tail = append(c.tail[:0], c.tail[len(c.tail)-c.tailCap:]...)
+		}
+	}
 	for c.npend > 0 && len(p) > 0 {
 		p = c.completePending(p)
 	}
@@ -176,4 +298,59 @@ func (c *Capture) appendRune(p []byte) int {
 	}
 	c.chars++
 	return size
+}
+
+// charCounter counts the characters of a stream written in pieces: a sequence split
+// across writes is one character, an invalid byte is one.
+type charCounter struct {
+	n     int64
+	pend  [utf8.UTFMax]byte
+	npend int
+}
+
+func (c *charCounter) write(p []byte) {
+	if c.npend > 0 {
+		var tmp [2 * utf8.UTFMax]byte
+		k := copy(tmp[:], c.pend[:c.npend])
+		k += copy(tmp[k:], p[:min(len(p), utf8.UTFMax)])
+		b, used := tmp[:k], 0
+		for used < c.npend {
+			if !utf8.FullRune(b[used:]) {
+				// p was too short to finish it: all of p is pending now.
+				c.npend = copy(c.pend[:], b[used:])
+				return
+			}
+			_, size := utf8.DecodeRune(b[used:])
+			c.n++
+			used += size
+		}
+		p = p[used-c.npend:]
+		c.npend = 0
+	}
+	for i := 0; i < len(p); {
+		if p[i] < utf8.RuneSelf {
+			i++
+			c.n++
+			continue
+		}
+		if !utf8.FullRune(p[i:]) {
+			c.npend = copy(c.pend[:], p[i:])
+			return
+		}
+		_, size := utf8.DecodeRune(p[i:])
+		i += size
+		c.n++
+	}
+}
+
+// close counts a sequence still incomplete as one character per byte.
+func (c *charCounter) close() {
+	c.n += int64(c.npend)
+	c.npend = 0
+}
+
+// SetOutput fills r's output fields from what the stdout and stderr Captures hold.
+func (r *Result) SetOutput(stdout, stderr Output) {
+	r.Stdout, r.StdoutTruncated, r.StdoutBytes, r.StdoutChars = stdout.Text, stdout.Truncated, stdout.Bytes, stdout.Chars
+	r.Stderr, r.StderrTruncated, r.StderrBytes, r.StderrChars = stderr.Text, stderr.Truncated, stderr.Bytes, stderr.Chars
 }

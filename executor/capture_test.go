@@ -17,7 +17,7 @@ import (
 // truncated sequence is one U+FFFD per byte, as Go's decoder does) and keep the first max
 // characters.
 func reference(input []byte, max int) executor.Output {
-	out := executor.Output{Bytes: int64(len(input))}
+	out := executor.Output{Bytes: int64(len(input)), Chars: int64(utf8.RuneCount(input))}
 	var b strings.Builder
 	for n := 0; len(input) > 0; n++ {
 		if n == max {
@@ -30,6 +30,47 @@ func reference(input []byte, max int) executor.Output {
 	}
 	out.Text = b.String()
 	return out
+}
+
+// referenceKeep is the rule of each Keep stated plainly: decode the whole stream and keep
+// the first max characters, the last max, or the first half and the last half of max
+// with the cut marker between.
+func referenceKeep(input []byte, max int, keep executor.Keep) executor.Output {
+	head, tail := max, 0
+	switch keep {
+	case executor.KeepTail:
+		head, tail = 0, max
+	case executor.KeepHeadTail:
+		head = (max + 1) / 2
+		tail = max - head
+	}
+	if tail == 0 {
+		return reference(input, head)
+	}
+	runes := []rune(string(input)) // invalid bytes become U+FFFD, one each
+	out := executor.Output{Bytes: int64(len(input)), Chars: int64(len(runes))}
+	if len(runes) <= max {
+		out.Text = string(runes)
+		return out
+	}
+	out.Truncated = true
+	out.Text = string(runes[len(runes)-tail:])
+	if head > 0 {
+		out.Text = string(runes[:head]) + executor.CutMarker(int64(len(runes)-max)) + out.Text
+	}
+	return out
+}
+
+var keeps = []executor.Keep{executor.KeepHead, executor.KeepTail, executor.KeepHeadTail}
+
+// captureKeep writes chunks into a new Capture keeping what keep says and closes it.
+func captureKeep(max int, keep executor.Keep, chunks ...[]byte) executor.Output {
+	c := executor.NewCaptureKeep(max, keep)
+	for _, ch := range chunks {
+		c.Write(ch)
+	}
+	c.Close()
+	return c.Snapshot()
 }
 
 // capture writes chunks into a new Capture and closes it.
@@ -74,6 +115,7 @@ func TestCapture(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got := capture(tt.max, tt.chunks...)
+			tt.want.Chars = int64(utf8.RuneCount(bytes.Join(tt.chunks, nil)))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("capture(%d, %q) mismatch (-want +got):\n%s", tt.max, tt.chunks, diff)
 			}
@@ -91,12 +133,14 @@ func TestCaptureEverySplit(t *testing.T) {
 	inputs := []string{"aあ🙂é\xff\xe3\x81Z", "\xf0\x9f\x99\x82\xf0\x9f", "日本語テキスト", "\xe3\x81\x82\xe3\x81"}
 	for _, in := range inputs {
 		for max := range utf8.RuneCountInString(in) + 2 {
-			want := reference([]byte(in), max)
-			for i := 0; i <= len(in); i++ {
-				for j := i; j <= len(in); j++ {
-					got := capture(max, []byte(in[:i]), []byte(in[i:j]), []byte(in[j:]))
-					if !cmp.Equal(want, got) {
-						t.Fatalf("capture(%d, %q|%q|%q) = %+v, want %+v", max, in[:i], in[i:j], in[j:], got, want)
+			for _, keep := range keeps {
+				want := referenceKeep([]byte(in), max, keep)
+				for i := 0; i <= len(in); i++ {
+					for j := i; j <= len(in); j++ {
+						got := captureKeep(max, keep, []byte(in[:i]), []byte(in[i:j]), []byte(in[j:]))
+						if !cmp.Equal(want, got) {
+							t.Fatalf("capture(%d, %s, %q|%q|%q) = %+v, want %+v", max, keep, in[:i], in[i:j], in[j:], got, want)
+						}
 					}
 				}
 			}
@@ -110,7 +154,15 @@ func FuzzCapture(f *testing.F) {
 	f.Add([]byte("\xf0\x9f\x99"), uint16(10), uint16(1))
 	f.Fuzz(func(t *testing.T, in []byte, max, chunk uint16) {
 		size := int(chunk%64) + 1
-		c := executor.NewCapture(int(max))
+		for _, keep := range keeps {
+			fuzzCaptureKeep(t, in, int(max), size, keep)
+		}
+	})
+}
+
+func fuzzCaptureKeep(t *testing.T, in []byte, max, size int, keep executor.Keep) {
+	{
+		c := executor.NewCaptureKeep(max, keep)
 		for rest := in; len(rest) > 0; {
 			n := min(size, len(rest))
 			c.Write(rest[:n])
@@ -118,13 +170,13 @@ func FuzzCapture(f *testing.F) {
 		}
 		c.Close()
 		got := c.Snapshot()
-		if want := reference(in, int(max)); !cmp.Equal(want, got) {
-			t.Fatalf("capture(%d, %q in chunks of %d) = %+v, want %+v", max, in, size, got, want)
+		if want := referenceKeep(in, max, keep); !cmp.Equal(want, got) {
+			t.Fatalf("capture(%d, %s, %q in chunks of %d) = %+v, want %+v", max, keep, in, size, got, want)
 		}
 		if !utf8.ValidString(got.Text) {
-			t.Fatalf("capture(%d, %q) = %q, not valid UTF-8", max, in, got.Text)
+			t.Fatalf("capture(%d, %s, %q) = %q, not valid UTF-8", max, keep, in, got.Text)
 		}
-	})
+	}
 }
 
 func TestCaptureReadFrom(t *testing.T) {
@@ -134,7 +186,7 @@ func TestCaptureReadFrom(t *testing.T) {
 	if n != 6 || err != nil {
 		t.Fatalf("ReadFrom = %d, %v, want 6, nil", n, err)
 	}
-	want := executor.Output{Text: "abc", Truncated: true, Bytes: 6}
+	want := executor.Output{Text: "abc", Truncated: true, Bytes: 6, Chars: 6}
 	if got := c.Snapshot(); !cmp.Equal(want, got) {
 		t.Errorf("Snapshot() = %+v, want %+v", got, want)
 	}
@@ -163,11 +215,17 @@ func TestCaptureSnapshotLeavesPendingOut(t *testing.T) {
 	}
 }
 
-// TestCaptureMemoryBounded writes 1 GiB through a Capture and checks that it allocated
-// only the cap's worth, not the stream.
+// TestCaptureMemoryBounded writes 1 GiB through a Capture of each Keep and checks that
+// it allocated only the cap's worth, not the stream.
 func TestCaptureMemoryBounded(t *testing.T) {
+	for _, keep := range keeps {
+		t.Run(string(keep), func(t *testing.T) { captureMemoryBounded(t, keep) })
+	}
+}
+
+func captureMemoryBounded(t *testing.T, keep executor.Keep) {
 	chunk := bytes.Repeat([]byte("あ"), 64<<10/3)
-	c := executor.NewCapture(executor.DefaultOutputChars)
+	c := executor.NewCaptureKeep(executor.DefaultOutputChars, keep)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var total int64
@@ -178,12 +236,17 @@ func TestCaptureMemoryBounded(t *testing.T) {
 	c.Close()
 	out := c.Snapshot()
 	runtime.ReadMemStats(&after)
-	if out.Bytes != total || !out.Truncated || utf8.RuneCountInString(out.Text) != executor.DefaultOutputChars {
+	kept := executor.DefaultOutputChars
+	if keep == executor.KeepHeadTail {
+		kept += utf8.RuneCountInString(executor.CutMarker(total/3 - int64(kept)))
+	}
+	if out.Bytes != total || out.Chars != total/3 || !out.Truncated || utf8.RuneCountInString(out.Text) != kept {
 		t.Fatalf("Snapshot() = {%d chars, truncated %v, %d bytes}, want {%d, true, %d}",
-			utf8.RuneCountInString(out.Text), out.Truncated, out.Bytes, executor.DefaultOutputChars, total)
+			utf8.RuneCountInString(out.Text), out.Truncated, out.Bytes, kept, total)
 	}
 	// The kept text is 600 kB; its buffer grows by doubling and the snapshot copies it.
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
-		t.Errorf("capturing 1 GiB allocated %d bytes, want at most 4 MiB", alloc)
+	// A tail window slides within twice its 800 kB, and its snapshot decodes it.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("capturing 1 GiB allocated %d bytes, want at most 8 MiB", alloc)
 	}
 }

@@ -242,6 +242,9 @@ func (c Config) Prepare(spec Spec) (Spec, error) {
 		return Spec{}, invalidf("max_output_chars must be between %d and %d, got %d", MinOutputChars, c.maxOutput(), spec.MaxOutputChars)
 	}
 
+	if _, err := ParseKeep(string(spec.Keep)); err != nil {
+		return Spec{}, invalidf("%s", err)
+	}
 	if err := spec.Resources.check(); err != nil {
 		return Spec{}, invalidf("resources: %s", err)
 	}

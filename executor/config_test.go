@@ -122,6 +122,7 @@ func TestPrepareInvalid(t *testing.T) {
 		{"relative cwd", with(func(s *executor.Spec) { s.Dir = "ws" }), "not an absolute path"},
 		{"NUL in cwd", with(func(s *executor.Spec) { s.Dir = abs + "\x00" }), "NUL"},
 		{"invalid UTF-8 in cwd", with(func(s *executor.Spec) { s.Dir = abs + "\xff" }), "cwd"},
+		{"unknown keep", with(func(s *executor.Spec) { s.Keep = "middle" }), "unknown output keep \"middle\""},
 		{"negative timeout", with(func(s *executor.Spec) { s.Timeout = -time.Second }), "timeout"},
 		{"timeout below 1 ms", with(func(s *executor.Spec) { s.Timeout = time.Microsecond }), "timeout"},
 		{"timeout above the maximum", with(func(s *executor.Spec) { s.Timeout = 120*time.Second + 1 }), "timeout"},

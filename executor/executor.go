@@ -58,6 +58,9 @@ type Spec struct {
 	// MaxOutputChars caps stdout and stderr each, in characters (Unicode code points);
 	// 0 means Config.DefaultOutputChars.
 	MaxOutputChars int
+	// Keep says which characters of a stream longer than MaxOutputChars the Result
+	// holds: its head (the default), its tail, or both ends.
+	Keep Keep
 	// Network is whether the policy granted network access. Only backends that can
 	// isolate the network enforce it (linux, docker); the process backend cannot and
 	// runs the command with the gateway's network either way.
@@ -131,4 +134,8 @@ type Result struct {
 	// kept or not.
 	StdoutBytes int64 `json:"stdout_bytes"`
 	StderrBytes int64 `json:"stderr_bytes"`
+	// StdoutChars and StderrChars count every character of each stream, kept or not
+	// (an invalid byte is one character).
+	StdoutChars int64 `json:"stdout_total_chars"`
+	StderrChars int64 `json:"stderr_total_chars"`
 }

@@ -56,13 +56,13 @@ func (s *Streams) ChildStarted() {
 	s.outW, s.errW, s.inR = nil, nil, nil
 }
 
-// Started starts capturing both outputs, maxChars characters each (and copying every
+// Started starts capturing both outputs, maxChars characters each as keep says (and copying every
 // byte of stdout and stderr to the tees that are not nil: a job's logs), and writing
 // input, then closing stdin. Call it once the command has started and its limits are in
 // place; it calls ChildStarted if that was not done.
-func (s *Streams) Started(input string, maxChars int, stdoutTee, stderrTee io.Writer) {
+func (s *Streams) Started(input string, maxChars int, keep Keep, stdoutTee, stderrTee io.Writer) {
 	s.ChildStarted()
-	s.stdout, s.stderr = NewCapture(maxChars), NewCapture(maxChars)
+	s.stdout, s.stderr = NewCaptureKeep(maxChars, keep), NewCaptureKeep(maxChars, keep)
 	var readers atomic.Int32
 	readers.Store(2)
 	read := func(c *Capture, r *os.File, tee io.Writer) {
@@ -136,8 +136,7 @@ func (s *Streams) Finish(delay time.Duration, res *Result) {
 	s.stdout.Close()
 	s.stderr.Close()
 	so, se := s.stdout.Snapshot(), s.stderr.Snapshot()
-	res.Stdout, res.StdoutTruncated, res.StdoutBytes = so.Text, so.Truncated, so.Bytes
-	res.Stderr, res.StderrTruncated, res.StderrBytes = se.Text, se.Truncated, se.Bytes
+	res.SetOutput(so, se)
 }
 
 func closeAll(files ...*os.File) {

@@ -159,7 +159,7 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 	rand.Read(pid[:])
 	pidFile := "/tmp/.cmdgate-exec-" + hex.EncodeToString(pid[:])
 
-	stdout, stderr := executor.NewCapture(spec.MaxOutputChars), executor.NewCapture(spec.MaxOutputChars)
+	stdout, stderr := executor.NewCaptureKeep(spec.MaxOutputChars, spec.Keep), executor.NewCaptureKeep(spec.MaxOutputChars, spec.Keep)
 	var outW, errW io.Writer = stdout, stderr
 	if spec.Stdout != nil {
 		outW = io.MultiWriter(stdout, tee{spec.Stdout})
@@ -229,12 +229,9 @@ func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result
 		s.end()
 		s.close()
 	}
-	so2, se2 := stdout, stderr
-	so2.Close()
-	se2.Close()
-	o, er := so2.Snapshot(), se2.Snapshot()
-	res.Stdout, res.StdoutTruncated, res.StdoutBytes = o.Text, o.Truncated, o.Bytes
-	res.Stderr, res.StderrTruncated, res.StderrBytes = er.Text, er.Truncated, er.Bytes
+	stdout.Close()
+	stderr.Close()
+	res.SetOutput(stdout.Snapshot(), stderr.Snapshot())
 	res.DurationMS = time.Since(start).Milliseconds()
 	if !ended {
 		return res, executor.Internal("docker: the command's session ended before the command", errors.New("no end marker"))

@@ -246,7 +246,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 		s.Kill()
 		return executor.Result{}, executor.Internal("send the sandbox its command", err)
 	}
-	s.streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Stdout, spec.Stderr)
+	s.streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Keep, spec.Stdout, spec.Stderr)
 	if spec.OnStart != nil {
 		spec.OnStart()
 	}

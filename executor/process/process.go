@@ -160,7 +160,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, path string, arg
 		return executor.Result{}, executor.Internal("apply resource limits", err)
 	}
 	// Stdin starts flowing only now, after the limits are in place.
-	streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Stdout, spec.Stderr)
+	streams.Started(spec.Stdin, spec.MaxOutputChars, spec.Keep, spec.Stdout, spec.Stderr)
 	if spec.OnStart != nil {
 		spec.OnStart()
 	}
