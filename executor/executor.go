@@ -138,4 +138,7 @@ type Result struct {
 	// (an invalid byte is one character).
 	StdoutChars int64 `json:"stdout_total_chars"`
 	StderrChars int64 `json:"stderr_total_chars"`
+	// OutputID names the whole output kept for paging when a stream was cut; backends
+	// leave it empty, the gateway that kept the output sets it.
+	OutputID string `json:"output_id,omitempty"`
 }

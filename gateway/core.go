@@ -175,6 +175,10 @@ func (s *Server) execApproval(ctx context.Context, caller Caller, d *decided, o 
 // (without a record) and the error: nothing may run, and the caller may still log what
 // was decided.
 func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bool) (*decided, error) {
+	if caller.Role == RoleReader {
+		// Whatever a front lets through: a reader runs nothing.
+		return nil, Errorf(CodeForbidden, "the reader role may only read files through the read-only language")
+	}
 	// A request naming a task of this gateway runs in the task's container, with the
 	// task's workspace and limits (validate, below, fills in the default task name).
 	task, err := s.taskFor(ctx, caller, req)
@@ -324,7 +328,11 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 	spec := executor.Spec{
 		Argv: d.req.Argv, Script: d.req.Script, ShellMode: d.req.ShellMode, Dir: d.cwd,
 		Stdin: d.req.Stdin, Timeout: d.req.Timeout, MaxOutputChars: d.req.MaxOutput,
-		Network: d.decision.Sandbox.Network,
+		Network: d.decision.Sandbox.Network, Keep: s.opts.Output.Keep,
+	}
+	sp := s.outputs.newSpool()
+	if sp != nil {
+		spec.Stdout, spec.Stderr = &sp.stdout, &sp.stderr
 	}
 	if !s.startRun() {
 		s.recordExecution(caller, d, executor.Result{}, "not started: the gateway is shutting down", "shutdown")
@@ -358,6 +366,7 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 	if res.Cwd == "" {
 		res.Cwd = d.cwd
 	}
+	res.OutputID = sp.keep(caller, d.record.ID, res)
 	var stopped, msg string
 	var xe *executor.Error
 	switch {
@@ -399,6 +408,9 @@ func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result,
 	}
 	if stopped != "" {
 		detail["stopped"] = stopped
+	}
+	if res.OutputID != "" {
+		detail["output_id"] = res.OutputID
 	}
 	if caller.Source != "" {
 		detail["source"] = caller.Source

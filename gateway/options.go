@@ -102,6 +102,11 @@ type Options struct {
 	Approvals ApprovalOptions
 	// Jobs configures background jobs.
 	Jobs JobOptions
+	// Readonly configures the read-only language (Execute).
+	Readonly ReadonlyOptions
+	// Output configures what a result holds of a long output and what is kept of it
+	// for paging (ReadOutput).
+	Output OutputOptions
 	// Tasks configures per-task Docker environments (seed 001); Sandbox "docker"
 	// turns them on and runs every command in one.
 	Tasks TaskOptions
@@ -210,6 +215,11 @@ func (o Options) withDefaults() (Options, error) {
 		errs = append(errs, err)
 	} else {
 		o.Jobs = jobs
+	}
+	if out, err := o.Output.withDefaults(); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.Output = out
 	}
 	if o.Approvals, aerr = o.Approvals.withDefaults(); aerr != nil {
 		errs = append(errs, aerr)

@@ -180,7 +180,8 @@ func newParsedDoc(doc *parse.Document, key [sha256.Size]byte) (*parsedDoc, error
 		Features    parse.Features     `json:"features"`
 		Error       *parse.Error       `json:"error"`
 		Sandbox     parse.Sandbox      `json:"sandbox"`
-	}{commands, doc.Assignments, doc.Features, doc.Error, doc.Sandbox})
+		Readonly    *parse.Readonly    `json:"readonly,omitempty"`
+	}{commands, doc.Assignments, doc.Features, doc.Error, doc.Sandbox, doc.Readonly})
 	if err != nil {
 		return nil, err
 	}

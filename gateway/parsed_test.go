@@ -16,8 +16,8 @@ import (
 func TestParsedDocInput(t *testing.T) {
 	t.Parallel()
 	// The parts name the document's fields one by one: a new field must be added there.
-	if n := reflect.TypeFor[parse.Document]().NumField(); n != 7 {
-		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 7: update newParsedDoc and appendInput", n)
+	if n := reflect.TypeFor[parse.Document]().NumField(); n != 8 {
+		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 8: update newParsedDoc and appendInput", n)
 	}
 	opts := parse.Options{Cwd: "/ws/sub", Workspace: "/ws", ShellMode: "bash"}
 	docs := []*parse.Document{
@@ -29,6 +29,7 @@ EOF
 		parse.Script("echo 'unterminated", opts), // a parse error
 		parse.Argv([]string{"git", "log", "--format=%H <%ae>", "--", "a b"}, opts),
 	}
+	docs[0].Readonly = &parse.Readonly{Command: "cat a | head", File: "a", Path: "/ws/a"}
 	for _, doc := range docs {
 		doc.Principal = parse.Principal{Name: "agent \"1\" <a>", Role: "agent"}
 		doc.Request.Task, doc.Request.Profile = "t-1", "default"

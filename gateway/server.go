@@ -14,6 +14,7 @@ import (
 	"github.com/cmdgate/cmdgate/audit"
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/executor/readonly"
 	"github.com/cmdgate/cmdgate/jobs"
 	"github.com/cmdgate/cmdgate/parse"
 	"github.com/cmdgate/cmdgate/policies"
@@ -62,6 +63,10 @@ type Server struct {
 	nextGrantExpiry time.Time       // when the next live grant expires (zero: none); grantsMu
 	expiredDone     chan struct{}   // closed when expireLoop returned
 
+	outputs   *outputs            // nil when outputs are not kept
+	readonly  *readonly.Allowlist // nil when the read-only language is off
+	sweptDone chan struct{}       // closed when sweepLoop returned (or at once without outputs)
+
 	jobStore *jobs.Store  // nil when jobs are disabled
 	tasks    *taskManager // nil when tasks are disabled
 	hostMu   sync.Mutex   // one job host started at a time
@@ -88,6 +93,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if err := s.prepareCaches(); err != nil {
 		return nil, err
+	}
+	if len(opts.Readonly.Allow) > 0 {
+		if s.readonly, err = opts.Readonly.allowlist(s.ws.Root()); err != nil {
+			return nil, err
+		}
 	}
 	if s.runner, s.sandboxStatus, err = newRunner(ctx, s.opts, s.ws.Root()); err != nil {
 		return nil, err
@@ -171,8 +181,14 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.stopLoops, s.expiredDone = make(chan struct{}), make(chan struct{})
+	s.stopLoops, s.expiredDone, s.sweptDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go s.expireLoop(time.Second)
+	if opts.Output.MaxBytes > 0 {
+		s.outputs = &outputs{dir: filepath.Join(opts.DataDir, "outputs"), opts: opts.Output}
+		go s.sweepLoop(time.Minute)
+	} else {
+		close(s.sweptDone)
+	}
 	ok = true
 	return s, nil
 }
@@ -350,6 +366,7 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 		close(s.stopLoops)
 		<-s.expiredDone
+		<-s.sweptDone
 		s.closeTasks(ctx)
 		if s.jobStore != nil {
 			// A job host with nothing to run goes with its gateway; one that runs jobs

@@ -28,10 +28,14 @@ const (
 	RoleApprover Role = "approver"
 	RoleAuditor  Role = "auditor"
 	RoleAdmin    Role = "admin"
+	// RoleReader may only read allowlisted files through the read-only language
+	// (Execute: /v1/execute, the MCP execute tool) and page its own results: a token
+	// for an agent that must never run anything.
+	RoleReader Role = "reader"
 )
 
 // Roles lists the valid roles.
-var Roles = []Role{RoleAgent, RoleApprover, RoleAuditor, RoleAdmin}
+var Roles = []Role{RoleAgent, RoleApprover, RoleAuditor, RoleAdmin, RoleReader}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
@@ -39,7 +43,7 @@ func ParseRole(s string) (Role, error) {
 	if slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want agent, approver, auditor or admin)", s)
+	return "", fmt.Errorf("unknown role %q (want agent, approver, auditor, admin or reader)", s)
 }
 
 // Token is a stored token: its secret is never kept, only the SHA-256 of it. A token

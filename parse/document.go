@@ -23,6 +23,21 @@ type Document struct {
 	// fills it. The zero value guarantees nothing, and the default rules are then as
 	// strict as for the process backend. Additive field.
 	Sandbox Sandbox `json:"sandbox"`
+	// Readonly is what a request of the read-only language (seed 004's execute) reads;
+	// nil for every other request. Additive field.
+	Readonly *Readonly `json:"readonly,omitempty"`
+}
+
+// Readonly is the file and pipeline of a read-only language request: Commands hold the
+// pipeline's stages as commands (`cat REAL_PATH`, `grep -n X`, …), nothing of which
+// reaches a shell or starts a process.
+type Readonly struct {
+	// Command is the pipeline, normalised (`head -n 5 F` is `cat F | head -n 5`).
+	Command string `json:"command"`
+	// File is the file as written; Path its real path (symbolic links followed), which
+	// the allowlist allowed.
+	File string `json:"file"`
+	Path string `json:"path"`
 }
 
 // Sandbox describes the isolation a command will run in, so that rules can allow what

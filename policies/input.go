@@ -23,7 +23,7 @@ func InputValue(doc *parse.Document) ast.Value {
 		return ast.NewObject()
 	}
 	b := &builder{terms: make([]ast.Term, termEstimate(doc))}
-	return ast.NewObject(
+	items := [][2]*ast.Term{
 		b.item(kPrincipal, ast.NewObject(
 			b.str(kName, doc.Principal.Name),
 			b.str(kRole, doc.Principal.Role),
@@ -34,7 +34,13 @@ func InputValue(doc *parse.Document) ast.Value {
 		b.item(kFeatures, features(doc.Features)),
 		b.item(kError, b.errorValue(doc.Error)),
 		b.item(kSandbox, sandboxValue(doc.Sandbox)),
-	)
+	}
+	if r := doc.Readonly; r != nil {
+		// Only in a read-only language request, as in its JSON (omitempty).
+		items = append(items, b.item(kReadonly, ast.NewObject(
+			b.str(kCommand, r.Command), b.str(kFile, r.File), b.str(kPath, r.Path))))
+	}
+	return ast.NewObject(items...)
 }
 
 // Keys of the input document.
@@ -54,6 +60,8 @@ var (
 	kLine, kCol, kValue, kAppend, kMessage = key("line"), key("col"), key("value"), key("append"), key("message")
 
 	kSandbox, kBackend, kIsolated, kPrivateTmp, kHome = key("sandbox"), key("backend"), key("isolated"), key("private_tmp"), key("home")
+
+	kReadonly, kCommand, kFile = key("readonly"), key("command"), key("file")
 
 	kCommandSubstitution, kProcessSubstitution, kHeredoc, kFunctionDefinition, kEval, kNestedShell = key("command_substitution"), key("process_substitution"), key("heredoc"), key("function_definition"), key("eval"), key("nested_shell")
 

@@ -27,6 +27,10 @@ func TestInputValueMatchesJSON(t *testing.T) {
 	sandboxed := parse.Script("cat ~/.npmrc > /tmp/x", corpusOptions)
 	sandboxed.Sandbox = parse.Sandbox{Backend: "linux", Isolated: true, PrivateTmp: true, Home: "/data/caches/ws-1/home"}
 	docs = append(docs, sandboxed)
+	read := parse.Script("cat /srv/ws/docs/a.md | grep -n TODO", corpusOptions)
+	read.Request.Profile, read.Request.Source = "readonly", "execute"
+	read.Readonly = &parse.Readonly{Command: "cat docs/a.md | grep -n TODO", File: "docs/a.md", Path: "/srv/ws/docs/a.md"}
+	docs = append(docs, read)
 	for _, doc := range docs {
 		raw, err := json.Marshal(doc)
 		if err != nil {

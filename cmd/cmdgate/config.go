@@ -109,6 +109,14 @@ import (
 //	  auth_failure_rate: 1      # refused authentications per second and client address...
 //	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
 //	  gc_percent: 400           # the Go GC target of cmdgate serve (GOGC); the GOGC variable wins
+//	output:                     # results cut by max_output_chars
+//	  keep: head                # what the result holds: head, tail, or head_tail (both ends)
+//	  max_bytes: 16777216       # bytes of each stream kept for paging; -1 keeps nothing
+//	  retention: 1h             # how long a kept output can be read
+//	readonly:                   # the read-only pipeline language (/v1/execute, execute, cmdgate execute)
+//	  allow: []                 # files it may read; "dir/" allows everything beneath dir (secret-looking
+//	                            # names excepted unless listed); relative entries are the workspace's;
+//	                            # empty: the language is off
 type Config struct {
 	Listen    string          `yaml:"listen"`
 	Workspace string          `yaml:"workspace"`
@@ -125,6 +133,26 @@ type Config struct {
 	Approvals ApprovalsConfig `yaml:"approvals"`
 	Jobs      JobsConfig      `yaml:"jobs"`
 	Tasks     TasksConfig     `yaml:"tasks"`
+	Output    OutputConfig    `yaml:"output"`
+	Readonly  ReadonlyConfig  `yaml:"readonly"`
+}
+
+// ReadonlyConfig is the `readonly:` section: what the read-only pipeline language
+// (POST /v1/execute, the MCP execute tool, cmdgate execute) may read.
+type ReadonlyConfig struct {
+	Allow []string `yaml:"allow"`
+}
+
+// OutputConfig is the `output:` section: what a result holds of a long output, and what
+// is kept of it for paging (GET /v1/outputs/{id}, read_output).
+type OutputConfig struct {
+	Keep      string        `yaml:"keep"`
+	MaxBytes  int64         `yaml:"max_bytes"`
+	Retention time.Duration `yaml:"retention"`
+}
+
+func (o OutputConfig) options() gateway.OutputOptions {
+	return gateway.OutputOptions{Keep: executor.Keep(o.Keep), MaxBytes: o.MaxBytes, Retention: o.Retention}
 }
 
 // JobsConfig is the `jobs:` section: background jobs (cmdgate job, /v1/jobs, the job_*
@@ -563,6 +591,12 @@ func (c Config) validate() error {
 		c.Tasks.Docker.Resources.CPULimit < 0 || c.Tasks.Docker.Resources.PidsLimit < 0 {
 		errs = append(errs, errors.New("tasks: limits, depths, timeouts and intervals must not be negative"))
 	}
+	if _, err := executor.ParseKeep(c.Output.Keep); err != nil {
+		errs = append(errs, fmt.Errorf("output.keep: %w", err))
+	}
+	if c.Output.MaxBytes < -1 || c.Output.Retention < 0 {
+		errs = append(errs, errors.New("output: max_bytes must be -1 (keep nothing), 0 (the default) or more, and retention must not be negative"))
+	}
 	if c.Audit.Witness != "" && !filepath.IsAbs(c.Audit.Witness) {
 		errs = append(errs, fmt.Errorf("audit.witness %q is not an absolute path", c.Audit.Witness))
 	}
@@ -639,6 +673,8 @@ func (c Config) apply(opts *gateway.Options) {
 	opts.Jobs = gateway.JobOptions{Disabled: c.Jobs.Enabled != nil && !*c.Jobs.Enabled, Root: c.Jobs.Root,
 		MaxPerPrincipal: c.Jobs.MaxPerPrincipal, Retention: time.Duration(c.Jobs.RetentionDays) * 24 * time.Hour,
 		MaxRunTime: c.Jobs.MaxRunTime, LogCap: c.Jobs.LogCap}
+	opts.Output = c.Output.options()
+	opts.Readonly = gateway.ReadonlyOptions{Allow: c.Readonly.Allow}
 	opts.BodyLimit = c.Server.BodyLimit
 	opts.ShutdownGrace = c.Server.ShutdownGrace
 	opts.RequestTimeout = c.Server.RequestTimeout

@@ -61,6 +61,8 @@ server:
   auth_failure_rate: 0.5
   auth_failure_burst: 3
   gc_percent: 150
+output: {keep: head_tail, max_bytes: 1048576, retention: 2h}
+readonly: {allow: [docs/, /srv/notes.txt]}
 approvals:
   enabled: false
   expiry: 2m
@@ -138,6 +140,8 @@ func TestServeOptionsFromFile(t *testing.T) {
 		BodyLimit: 4096, ShutdownGrace: time.Minute, RequestTimeout: 5 * time.Second, ReadHeaderTimeout: 2 * time.Second,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 31 * time.Minute, IdleTimeout: 4 * time.Second,
 		AuthFailureRate: 0.5, AuthFailureBurst: 3,
+		Output:   gateway.OutputOptions{Keep: executor.KeepHeadTail, MaxBytes: 1 << 20, Retention: 2 * time.Hour},
+		Readonly: gateway.ReadonlyOptions{Allow: []string{"docs/", "/srv/notes.txt"}},
 		Approvals: gateway.ApprovalOptions{Disabled: true, Expiry: 2 * time.Minute, Wait: 30 * time.Second,
 			OnceOnly: true, GrantExpiry: time.Hour, MaxGrantExpiry: 2 * time.Hour},
 		Jobs: gateway.JobOptions{Root: "/srv/jobs", Config: path, MaxPerPrincipal: 3, Retention: 48 * time.Hour,
@@ -260,6 +264,9 @@ func TestConfigRejects(t *testing.T) {
 		{"policy: {max_script_bytes: -1}", "policy.max_script_bytes"},
 		{"policy: {reload_debounce: -1s}", "policy.reload_debounce"},
 		{"server: {gc_percent: 5}", "server.gc_percent"},
+		{"output: {keep: middle}", "output.keep"},
+		{"output: {max_bytes: -2}", "output: max_bytes"},
+		{"output: {retention: -1h}", "output: max_bytes"},
 		{"policy: {decision_cache: -2}", "policy.decision_cache"},
 		{"server: {gc_percent: -1}", "server.gc_percent"},
 		{"policy: {unknown_command: allow}", "policy.unknown_command"},

@@ -47,6 +47,8 @@ func commands() []command {
 		{"serve", "run the gateway (HTTP API, and MCP at /mcp) on embedded defaults", (*Main).runServe},
 		{"mcp", "serve the MCP server over stdio, for MCP clients that start a process", (*Main).runMCP},
 		{"exec", "run a command through a gateway (client of POST /v1/exec)", (*Main).runExec},
+		{"execute", "read an allowlisted file through the read-only pipeline language (client of POST /v1/execute)", (*Main).runExecute},
+		{"output", "page through the whole output of a cut result or a job's log (client of GET /v1/outputs/{id})", (*Main).runOutput},
 		{"job", "run background jobs through the policy and sandbox, and read their logs", (*Main).runJob},
 		{"task", "create, list, show and remove per-task Docker environments (client of /v1/tasks)", (*Main).runTask},
 		{"approval", "decide the approvals of a gateway and manage its grants (client of /v1/approvals)", (*Main).runApproval},

@@ -93,8 +93,8 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 	} else if tok, err = localPrincipal(srv.Tokens(), cfg.MCP.Principal); err != nil {
 		return fail("%v", err)
 	}
-	if tok.Role != gateway.RoleAgent && tok.Role != gateway.RoleAdmin {
-		return fail("the token %q has the %s role; the MCP server needs an agent token", tok.Name, tok.Role)
+	if tok.Role != gateway.RoleAgent && tok.Role != gateway.RoleAdmin && tok.Role != gateway.RoleReader {
+		return fail("the token %q has the %s role; the MCP server needs an agent (or reader) token", tok.Name, tok.Role)
 	}
 	srv.SetPromptTools(mcp.Tools(srv)...)
 	server := mcp.New(srv, version, mcp.Options{Principal: &tok})

@@ -76,7 +76,7 @@ func TestMCPStdio(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,shell_exec,system_info"
+	const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,read_output,shell_exec,system_info"
 	if strings.Join(names, ",") != wantTools {
 		t.Fatalf("tools = %v; want %s", names, wantTools)
 	}

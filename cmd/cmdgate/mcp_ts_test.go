@@ -128,7 +128,7 @@ func TestMCPThirdPartyClient(t *testing.T) {
 			for _, tl := range got.Tools {
 				names = append(names, tl.Name)
 			}
-			const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,shell_exec,system_info"
+			const wantTools = "exec_command,execute_command,job_kill,job_list,job_run,job_status,job_tail,job_wait,read_output,shell_exec,system_info"
 			if strings.Join(names, ",") != wantTools || got.Tools[0].Description != mcp.ExecCommandDescription {
 				t.Fatalf("tools = %v (%+v); want %s", names, got.Tools, wantTools)
 			}

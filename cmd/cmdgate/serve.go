@@ -334,6 +334,6 @@ func writeFileAtomic(path string, b []byte) error {
 // serveTools are the system prompt's tools under serve: the HTTP API's and the MCP
 // server's mounted on it, for the gateway opts configure.
 func serveTools(opts gateway.Options) []string {
-	jobs, tasks := !opts.Jobs.Disabled, opts.Tasks.Enabled || opts.Sandbox == gateway.SandboxDocker
-	return slices.Concat(httpapi.ToolsFor(jobs, tasks), mcp.ToolsFor(jobs, tasks, opts.Sandbox == gateway.SandboxDocker))
+	f := gateway.FeaturesOf(opts)
+	return slices.Concat(httpapi.ToolsFor(f), mcp.ToolsFor(f))
 }

@@ -50,7 +50,7 @@ func TestServeEndToEnd(t *testing.T) {
 	config := filepath.Join(dir, "cmdgate.yaml")
 	// The audit witness is a file outside the data directory.
 	witness := filepath.Join(dir, "witness.jsonl")
-	if err := os.WriteFile(config, []byte("log: {format: json}\npolicy: {unknown_command: ask}\nexec: {default_output_chars: 5000, max_output_chars: 5000}\naudit: {witness: "+witness+"}\n"), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte("log: {format: json}\npolicy: {unknown_command: ask}\nexec: {default_output_chars: 5000, max_output_chars: 5000}\naudit: {witness: "+witness+"}\nreadonly: {allow: [docs/]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,6 +136,43 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("exec --max-output-chars 6000 = %v, want INVALID_ARGUMENT (max 5000 by the config file)", out)
 	}
 
+	// A cut result names its whole output; cmdgate output pages it.
+	out = run(0, client, "exec", "-c", "seq 1 3000")
+	id, _ := out["output_id"].(string)
+	if out["stdout_truncated"] != true || id == "" || out["stdout_total_chars"] != 13893.0 {
+		t.Fatalf("exec seq 1 3000 = %v, want cut with an output_id", out)
+	}
+	out = run(0, client, "output", "--start", "13890", id)
+	if out["ok"] != true || out["type"] != "output" || out["stdout_text"] != "00\n" || out["has_next_start"] != false {
+		t.Errorf("output --start 13890 = %v, want the last 3 bytes", out)
+	}
+	if out = run(0, client, "output", "--stream", "stdin", id); out["ok"] != false {
+		t.Errorf("output --stream stdin = %v, want INVALID_ARGUMENT", out)
+	}
+
+	// The read-only language, through an agent's token and a reader's.
+	if err := os.MkdirAll(filepath.Join(ws, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "docs", "guide.md"), []byte("intro\nTODO: write\n"), 0o644)
+	out = run(0, client, "execute", "cat docs/guide.md | grep -n TODO")
+	if out["ok"] != true || out["type"] != "execute" || out["stdout_text"] != "2:TODO: write\n" || out["exit_code"] != 0.0 {
+		t.Errorf("execute = %v", out)
+	}
+	out = run(0, client, "execute", "cat /etc/passwd")
+	if out["ok"] != true || out["exit_code"] != 3.0 || out["error_name"] != "file_not_allowed" {
+		t.Errorf("execute cat /etc/passwd = %v, want exit_code 3", out)
+	}
+	readDeniedID, _ := out["decision_id"].(string)
+	reader := run(0, nil, "token", "create", "--role", "reader", "--name", "e2e-reader", "--data", data)["token"].(string)
+	readerEnv := []string{"CMDGATE_URL=" + url, "CMDGATE_TOKEN=" + reader}
+	if out = run(0, readerEnv, "execute", "--size", "3", "head -n 1 docs/guide.md"); out["stdout_text"] != "int" || out["next_start"] != 3.0 {
+		t.Errorf("reader execute --size 3 = %v", out)
+	}
+	if out = run(0, readerEnv, "exec", "-c", "true"); out["ok"] != false {
+		t.Errorf("reader exec = %v, want FORBIDDEN", out)
+	}
+
 	// decide as a client: --url, and --remote with CMDGATE_URL. The gateway decides with
 	// its configuration (unknown commands ask) and records each decision.
 	out = run(0, client, "decide", "--url", url, "-c", "go test ./...")
@@ -177,8 +214,8 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	}
 	json.Unmarshal(get("/v1/audit?decision=deny", auditor), &page)
-	if len(page.Records) != 1 || page.Records[0].ID != deniedID {
-		t.Errorf("audit deny records = %+v, want %s", page.Records, deniedID)
+	if len(page.Records) != 2 || page.Records[0].ID != readDeniedID || page.Records[1].ID != deniedID {
+		t.Errorf("audit deny records = %+v, want the refused read's %s and %s", page.Records, readDeniedID, deniedID)
 	}
 	page.Records = nil
 	json.Unmarshal(get("/v1/audit?decision=ask", auditor), &page)

@@ -39,17 +39,35 @@ var TaskPromptTools = []string{
 	"`POST /v1/tasks` (cmdgate's HTTP API): create a task's own Docker environment with a repository cloned into /workspace/project (`repo_url`, and `ref` or `pull_request`), then run commands there with `POST /v1/exec` naming its `task_id` in `task`; `GET /v1/tasks/{id}` (with `wait_ms` until it is ready), `GET /v1/tasks`, `DELETE /v1/tasks/{id}` when done",
 }
 
-// Tools are the system prompt's lines for the HTTP API over g: the jobs API only when
-// g has jobs, the tasks API only when g has tasks.
-func Tools(g *gateway.Server) []string { return ToolsFor(g.JobRoot() != "", g.TasksEnabled()) }
+// OutputPromptTools is the system prompt's line for the outputs API, when outputs are
+// kept.
+var OutputPromptTools = []string{
+	"`GET /v1/outputs/{output_id}?stream=stdout&start=BYTE&size=4096` (cmdgate's HTTP API): page through the whole output of a command whose result was cut (its `output_id`)",
+}
 
-// ToolsFor are Tools for a gateway with jobs or not, and tasks or not.
-func ToolsFor(jobs, tasks bool) []string {
+// ReadonlyPromptTools is the system prompt's line for the read-only language, when
+// files are on its allowlist.
+var ReadonlyPromptTools = []string{
+	"`POST /v1/execute` (cmdgate's HTTP API): read an allowlisted file through a small read-only pipeline language that never runs a process (`cat FILE | grep -n TODO | head -n 50`; stages cat, nl, head, tail, wc, sort, grep, sed -n), paged by `start` and `size`",
+}
+
+// Tools are the system prompt's lines for the HTTP API over g: the jobs API only when
+// g has jobs, and so on for each feature.
+func Tools(g *gateway.Server) []string { return ToolsFor(g.Features()) }
+
+// ToolsFor are Tools for a gateway offering f.
+func ToolsFor(f gateway.Features) []string {
 	tools := PromptTools
-	if jobs {
+	if f.Outputs {
+		tools = slices.Concat(tools, OutputPromptTools)
+	}
+	if f.Readonly {
+		tools = slices.Concat(tools, ReadonlyPromptTools)
+	}
+	if f.Jobs {
 		tools = slices.Concat(tools, JobPromptTools)
 	}
-	if tasks {
+	if f.Tasks {
 		tools = slices.Concat(tools, TaskPromptTools)
 	}
 	return tools
@@ -212,7 +230,7 @@ func (f *Front) newEcho() *echo.Echo {
 	v1.GET("/policy", f.handlePolicy, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	v1.GET("/policy/prompt", f.handlePrompt, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor), timeout)
 	anyRole := f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor)
-	v1.GET("/whoami", f.handleWhoami, anyRole, timeout)
+	v1.GET("/whoami", f.handleWhoami, f.require(gateway.RoleAgent, gateway.RoleApprover, gateway.RoleAuditor, gateway.RoleReader), timeout)
 	v1.GET("/approvals", f.handleApprovals, anyRole, timeout)
 	v1.GET("/approvals/stream", f.handleApprovalStream, f.require(gateway.RoleApprover, gateway.RoleAuditor))
 	v1.GET("/approvals/:id", f.handleApproval, anyRole) // wait_ms bounds it
@@ -220,6 +238,8 @@ func (f *Front) newEcho() *echo.Echo {
 	// and a requester deciding its own approval.
 	v1.POST("/approvals/:id/approve", f.handleApprove, anyRole, timeout)
 	v1.POST("/approvals/:id/deny", f.handleDeny, anyRole, timeout)
+	v1.GET("/outputs/:id", f.handleOutput, f.require(gateway.RoleAgent, gateway.RoleAuditor, gateway.RoleReader), timeout)
+	v1.POST("/execute", f.handleExecute, f.require(gateway.RoleAgent, gateway.RoleReader), timeout)
 	f.mountJobs(v1, timeout)
 	f.mountTasks(v1, timeout)
 	v1.GET("/grants", f.handleGrants, f.require(gateway.RoleApprover, gateway.RoleAuditor), timeout)

@@ -95,6 +95,17 @@ func TestJobTools(t *testing.T) {
 	if tail["stdout_tail"] != "hi\n" || tail["stdout_observed_bytes"] != 3.0 {
 		t.Errorf("job_tail = %v", tail)
 	}
+	// read_output pages a job's logs by byte offset, as a kept output's.
+	for stream, want := range map[string]string{"stdout": "hi\n", "stderr": "ops\n"} {
+		start := map[string]int{"stdout": 0, "stderr": 1}[stream]
+		page := structured(t, callTool(t, alice, "read_output", map[string]any{"output_id": id, "stream": stream, "start": start}))
+		if page["stdout_text"] != want || page["has_next_start"] != false || page["output_id"] != id {
+			t.Errorf("read_output(job %s, %s) = %v, want %q", id, stream, page, want)
+		}
+	}
+	if r := callTool(t, bob, "read_output", map[string]any{"output_id": id}); !r.IsError {
+		t.Errorf("bob read alice's job log: %q", text(r))
+	}
 	list := jobTool(t, alice, "job_list", map[string]any{"limit": 5})
 	if jobs, _ := list["jobs"].([]any); len(jobs) != 1 || list["truncated"] != false {
 		t.Errorf("job_list = %v", list)

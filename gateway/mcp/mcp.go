@@ -32,6 +32,13 @@
 //     without, at the workspace's root.
 //   - task_create, task_show, task_list, task_delete (tasks.go, a gateway with tasks
 //     only): the per-task Docker environments of /v1/tasks.
+//   - execute(command, start?, size?) (execute.go, a gateway whose readonly.allow lists
+//     files): the read-only pipeline language of POST /v1/execute; its description names
+//     the files it may read. A reader token's session has execute and read_output only.
+//   - read_output(output_id, stream?, start?, size?) (outputs.go, a gateway that keeps
+//     outputs): a page of the whole output of a result that was cut, as GET
+//     /v1/outputs/{id}. exec_command's and execute_command's results name the output
+//     (output_id) and say how to read it (more) when they were cut.
 //
 // # Sessions and principals
 //
@@ -131,6 +138,8 @@ type execOutput struct {
 	executor.Result
 	Decision   string `json:"decision"`
 	DecisionID string `json:"decision_id"`
+	// More says how to read what was cut (read_output), when a stream was.
+	More string `json:"more,omitempty"`
 }
 
 // PromptTools are the system prompt's lines for this server's tools.
@@ -151,18 +160,15 @@ const (
 
 // Tools are the system prompt's lines for the tools this server has over g: the job
 // tools only when g has jobs, the task tools (and execute_command's task) only when g
-// has tasks.
-func Tools(g *gateway.Server) []string {
-	return ToolsFor(g.JobRoot() != "", g.TasksEnabled(), g.Options().Sandbox == gateway.SandboxDocker)
-}
+// has tasks, and so on for each feature.
+func Tools(g *gateway.Server) []string { return ToolsFor(g.Features()) }
 
-// ToolsFor are Tools for a gateway with jobs or not, tasks or not, and commands in
-// tasks only (sandbox docker) or not.
-func ToolsFor(jobs, tasks, taskOnly bool) []string {
+// ToolsFor are Tools for a gateway offering f.
+func ToolsFor(f gateway.Features) []string {
 	tools := PromptTools
-	if tasks {
+	if f.Tasks {
 		execute := executeTaskPromptTool
-		if taskOnly {
+		if f.TaskOnly {
 			execute = executeTaskOnlyPromptTool
 		}
 		tools = slices.Clone(PromptTools)
@@ -172,10 +178,16 @@ func ToolsFor(jobs, tasks, taskOnly bool) []string {
 			}
 		}
 	}
-	if jobs {
+	if f.Outputs {
+		tools = slices.Concat(tools, OutputPromptTools)
+	}
+	if f.Readonly {
+		tools = slices.Concat(tools, ReadonlyPromptTools)
+	}
+	if f.Jobs {
 		tools = slices.Concat(tools, JobPromptTools)
 	}
-	if tasks {
+	if f.Tasks {
 		tools = slices.Concat(tools, TaskPromptTools)
 	}
 	return tools
@@ -187,21 +199,37 @@ type Options struct {
 	// with the agent's token); otherwise each call's principal is its session's bearer
 	// token (streamable HTTP behind Mount).
 	Principal *gateway.Token
+	// Reader builds the server of reader tokens: execute and read_output only (a
+	// Principal with the reader role implies it).
+	Reader bool
 }
 
 // New builds the MCP server over the gateway's core. Its instructions are the
 // gateway's system prompt as it is now: set the prompt's tools (SetPromptTools) first.
 func New(g *gateway.Server, version string, opts Options) *sdk.Server {
+	reader := opts.Reader || (opts.Principal != nil && opts.Principal.Role == gateway.RoleReader)
+	instructions := g.Prompt()
+	if reader {
+		instructions = readerInstructions(g)
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "cmdgate", Version: version}, &sdk.ServerOptions{
-		Instructions: g.Prompt(),
+		Instructions: instructions,
 		Logger:       g.Logger(),
 		Capabilities: &sdk.ServerCapabilities{},
 	})
 	t := &tools{g: g, principal: opts.Principal}
+	if reader {
+		// A reader runs nothing: the read-only language and its pages only.
+		t.addExecuteTools(s)
+		t.addOutputTools(s)
+		return s
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "exec_command", Description: ExecCommandDescription, InputSchema: rawSchema(ExecCommandSchema)}, recovered(g, t.execCommand))
 	t.addShellTools(s)
 	t.addJobTools(s)
 	t.addTaskTools(s)
+	t.addOutputTools(s)
+	t.addExecuteTools(s)
 	sdk.AddTool(s, executeCommandTool(g), recovered(g, t.executeCommand))
 	// The system prompt as an MCP prompt too, generated when asked: it follows policy
 	// reloads, where the instructions are the prompt of the server's start.
@@ -276,6 +304,9 @@ type executeOutput struct {
 	Stdout     string `json:"stdout"`
 	Stderr     string `json:"stderr"`
 	DurationMS int64  `json:"duration_ms"`
+	// OutputID and More name the whole output when a stream was cut (read_output).
+	OutputID string `json:"output_id,omitempty"`
+	More     string `json:"more,omitempty"`
 }
 
 // executeCommand is execute_command: the command as a script at the workspace's root,
@@ -303,7 +334,8 @@ func (t *tools) executeCommand(ctx context.Context, req *sdk.CallToolRequest, in
 		return nil, nil, errors.New(describe(err))
 	}
 	r := o.Result
-	return nil, &executeOutput{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, DurationMS: r.DurationMS}, nil
+	return nil, &executeOutput{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, DurationMS: r.DurationMS,
+		OutputID: r.OutputID, More: moreHint(r, t.g.Options().Output.Keep)}, nil
 }
 
 // rawSchema decodes a schema constant.
@@ -338,7 +370,14 @@ func Mount(front *httpapi.Front, version string) {
 	g := front.Core()
 	g.SetPromptTools(slices.Concat(httpapi.Tools(g), Tools(g))...)
 	servers := &byRevision{build: func() *sdk.Server { return New(g, version, Options{}) }, g: g}
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return servers.get() }, &sdk.StreamableHTTPOptions{
+	readers := &byRevision{build: func() *sdk.Server { return New(g, version, Options{Reader: true}) }, g: g}
+	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		// The gateway authenticated the request: its token's role chooses the server.
+		if tok, err := g.CheckToken(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); err == nil && tok.Role == gateway.RoleReader {
+			return readers.get()
+		}
+		return servers.get()
+	}, &sdk.StreamableHTTPOptions{
 		Logger: g.Logger(),
 	})
 	// The gateway has authenticated the request already (require): the SDK's
@@ -351,7 +390,7 @@ func Mount(front *httpapi.Front, version string) {
 		}
 		return &auth.TokenInfo{UserID: tok.Name, Extra: map[string]any{"role": string(tok.Role)}}, nil
 	}
-	front.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent)
+	front.Mount(Path, auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(validUTF8(h)), gateway.RoleAgent, gateway.RoleReader)
 }
 
 // byRevision holds the MCP server of the policy revision in force: a session opened
@@ -437,6 +476,9 @@ func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, e
 		// Only reachable if the server were served without the middleware.
 		return gateway.Caller{}, errors.New("UNAUTHENTICATED: no token came with this call")
 	}
+	if gateway.Role(role) == gateway.RoleReader && tool != "execute" && tool != "read_output" {
+		return gateway.Caller{}, fmt.Errorf("FORBIDDEN: a reader token may only use execute and read_output, not %s", tool)
+	}
 	id := gateway.NewRequestID()
 	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp", Gone: "cancelled",
 		Log: t.g.Logger().With("request_id", id, "principal", name, "tool", tool)}, nil
@@ -468,7 +510,7 @@ func (t *tools) execCommand(ctx context.Context, req *sdk.CallToolRequest, in ex
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}
-	return nil, &execOutput{Result: *o.Result, Decision: o.Decision, DecisionID: o.DecisionID}, nil
+	return nil, &execOutput{Result: *o.Result, Decision: o.Decision, DecisionID: o.DecisionID, More: moreHint(o.Result, t.g.Options().Output.Keep)}, nil
 }
 
 // ProgressInterval is how often a running command's tool call sends a progress
