@@ -35,7 +35,7 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
 
 # Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
-FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture
+FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
