@@ -31,8 +31,10 @@ agentwork:
 opa-test:
 	$(GO) tool opa test policies/bundle
 
+# Every benchmark, then each one's ratio to the peer measured in the same run (bubblewrap,
+# a plain OPA embedding, a stock OPA server, docker exec, coreutils) and its target.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS) 2>&1 | $(GO) run ./internal/benchratio
 
 # Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
 FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cmdgate/cmdgate/audit"
@@ -45,6 +46,9 @@ type Caller struct {
 	// OnPending, when set, is called when the request became a pending approval,
 	// before Exec waits for its decision (Request.Wait).
 	OnPending func(*Approval)
+	// Timing, when set, receives the time the pipeline spends in each phase (parse,
+	// policy, the records, the sandbox's start and the run).
+	Timing *Timing
 }
 
 func (c Caller) log() *slog.Logger {
@@ -202,8 +206,10 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 		return nil, err
 	}
 	popts := parse.Options{Cwd: cwd, Workspace: root, ShellMode: string(req.ShellMode), MaxBytes: s.opts.MaxScriptBytes}
+	mark := time.Now()
 	doc, memo := s.parseRequest(req, popts, parse.Principal{Name: caller.Name, Role: string(caller.Role)}, sandbox)
 	doc.Request.ID = caller.RequestID
+	mark = caller.Timing.Since(PhaseParse, mark)
 
 	var decision policies.Decision
 	var derr error
@@ -238,6 +244,7 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 	if size, _ := s.engine.DecisionCache(); size > 0 {
 		s.metrics.decisionCache.WithLabelValues(cacheResult(decision.Cached)).Inc()
 	}
+	mark = caller.Timing.Since(PhasePolicy, mark)
 
 	// The input is encoded into a pooled buffer: Append is done with it when it returns.
 	buf := getBuffer()
@@ -289,6 +296,7 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 		Revision:      decision.Revision,
 		Detail:        detail,
 	})
+	caller.Timing.Since(PhaseAuditDecision, mark)
 	if err != nil {
 		var re *audit.RecordError
 		if errors.As(err, &re) {
@@ -358,7 +366,20 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 		runner = e
 		spec.Network = false // the task's network was chosen with the task
 	}
+	// The sandbox's start ends when the backend says the command started (OnStart, which
+	// it may call from another goroutine); a command that never started spent it all
+	// there.
+	var started atomic.Int64
+	mark := time.Now()
+	if caller.Timing != nil {
+		spec.OnStart = func() { started.Store(caller.Timing.Since(PhaseSandboxStart, mark).UnixNano()) }
+	}
 	res, err := runner.Run(ctx, spec)
+	if at := started.Load(); at != 0 {
+		caller.Timing.Since(PhaseRun, time.Unix(0, at))
+	} else {
+		caller.Timing.Since(PhaseSandboxStart, mark)
+	}
 	if err != nil && d.task != "" && errors.As(err, new(*executor.Error)) && AsError(err).Code == CodeInternal {
 		err = s.taskEngineError(ctx, d.task, err)
 	}
@@ -402,6 +423,7 @@ func (s *Server) run(ctx context.Context, caller Caller, d *decided) (executor.R
 func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result, errMsg, stopped string) {
 	ctx, cancel := context.WithTimeout(context.Background(), executionRecordTimeout)
 	defer cancel()
+	defer caller.Timing.Since(PhaseAuditOutcome, time.Now())
 	detail := map[string]string{"endpoint": caller.Endpoint, "sandbox": s.sandbox}
 	if d.task != "" {
 		detail["sandbox"] = SandboxDocker

@@ -20,7 +20,7 @@ import (
 func caller(c echo.Context, endpoint string) gateway.Caller {
 	ri := info(c)
 	return gateway.Caller{Name: ri.token.Name, Role: ri.token.Role, RequestID: ri.id, Endpoint: endpoint,
-		RemoteAddr: c.RealIP(), Log: ri.log}
+		RemoteAddr: c.RealIP(), Log: ri.log, Timing: ri.timing}
 }
 
 // approvalsPage is the answer of GET /v1/approvals.

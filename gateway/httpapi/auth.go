@@ -41,7 +41,9 @@ func (f *Front) require(roles ...gateway.Role) echo.MiddlewareFunc {
 				return &gateway.Error{Code: gateway.CodeRateLimited, RetryAfter: wait,
 					Message: "too many failed authentications from this address: retry later"}
 			}
+			start := time.Now()
 			tok, reason, err := f.authenticate(c.Request())
+			ri.timing.Since(gateway.PhaseAuth, start)
 			if err != nil {
 				return &gateway.Error{Code: gateway.CodeUnavailable, Message: "the token store cannot be read", Err: err}
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,14 +22,35 @@ func BenchmarkDecideHTTP(b *testing.B) {
 }
 
 // BenchmarkExecHTTP is one POST /v1/exec of `true` run directly: the decide pipeline
-// plus starting and reaping the process and appending the execution record.
+// plus starting and reaping the command and appending the execution record, the
+// decision record durable before the command starts and the execution record before
+// the answer. "process" runs it as a plain child; on Linux, "linux" runs it in the
+// sandbox beside "bwrap", the peer: `bwrap --unshare-all --die-with-parent true` as a
+// process, in the same run. Each reports the phases of its requests (Server-Timing) as
+// µs/op metrics.
 func BenchmarkExecHTTP(b *testing.B) {
-	benchPost(b, "/v1/exec", []byte(`{"argv":["true"],"shell_mode":"direct"}`))
+	body := []byte(`{"argv":["true"],"shell_mode":"direct"}`)
+	b.Run("process", func(b *testing.B) { benchPostEnv(b, newEnv(b), "/v1/exec", body) })
+	for _, sub := range execHTTPPeers {
+		b.Run(sub.name, func(b *testing.B) { sub.run(b, body) })
+	}
+}
+
+// execHTTPPeers are the platform's further sub-benchmarks of BenchmarkExecHTTP.
+var execHTTPPeers []struct {
+	name string
+	run  func(b *testing.B, body []byte)
 }
 
 func benchPost(b *testing.B, path string, body []byte) {
-	env := newEnv(b)
+	benchPostEnv(b, newEnv(b), path, body)
+}
+
+// benchPostEnv POSTs body to path of env as fast as answers come, and reports each
+// phase's mean (from the answers' Server-Timing) as "<phase>-µs/op".
+func benchPostEnv(b *testing.B, env *testEnv, path string, body []byte) {
 	client := &http.Client{}
+	phases := map[string]float64{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -42,6 +64,20 @@ func benchPost(b *testing.B, path string, body []byte) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		addTiming(phases, resp.Header.Get("Server-Timing"))
+	}
+	for name, ms := range phases {
+		b.ReportMetric(ms*1000/float64(b.N), name+"-µs/op")
+	}
+}
+
+// addTiming adds the durations of a Server-Timing header to sums, in ms by name.
+func addTiming(sums map[string]float64, h string) {
+	for part := range strings.SplitSeq(h, ", ") {
+		name, dur, ok := strings.Cut(part, ";dur=")
+		if ms, err := strconv.ParseFloat(dur, 64); ok && err == nil {
+			sums[name] += ms
 		}
 	}
 }

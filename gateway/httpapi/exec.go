@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -21,11 +22,13 @@ import (
 // caller.
 func (f *Front) request(c echo.Context, endpoint string) (gateway.Caller, *gateway.Request, error) {
 	caller := caller(c, endpoint)
+	start := time.Now()
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return caller, nil, fmt.Errorf("read request body: %w", err)
 	}
 	req, err := f.core.DecodeRequest(raw)
+	caller.Timing.Since(gateway.PhaseDecode, start)
 	return caller, req, err
 }
 

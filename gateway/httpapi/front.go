@@ -181,8 +181,9 @@ func (f *Front) shutdown(hs *http.Server, served <-chan error) error {
 type reqInfo struct {
 	id       string
 	start    time.Time
-	token    *gateway.Token // after authentication
-	decision string         // the policy's action, when one was taken
+	timing   *gateway.Timing // the phases of the request (Server-Timing)
+	token    *gateway.Token  // after authentication
+	decision string          // the policy's action, when one was taken
 	log      *slog.Logger
 }
 
@@ -262,7 +263,7 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 			id = gateway.NewRequestID()
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
-		ri := &reqInfo{id: id, start: time.Now()}
+		ri := &reqInfo{id: id, start: time.Now(), timing: &gateway.Timing{}}
 		ri.log = f.log.With("request_id", id)
 		c.Set(infoKey, ri)
 
@@ -278,6 +279,9 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		elapsed := time.Since(ri.start)
 		f.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		f.metrics.requestTime.WithLabelValues(route).Observe(elapsed.Seconds())
+		ri.timing.Each(func(p gateway.Phase, d time.Duration) {
+			f.metrics.phaseTime.WithLabelValues(p.String()).Observe(d.Seconds())
+		})
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
@@ -297,6 +301,14 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if ri.decision != "" {
 			attrs = append(attrs, "decision", ri.decision)
+		}
+		if ri.log.Enabled(c.Request().Context(), slog.LevelDebug) {
+			// Where the time went, phase by phase, in microseconds.
+			var phases []any
+			ri.timing.Each(func(p gateway.Phase, d time.Duration) { phases = append(phases, p.String(), d.Microseconds()) })
+			if len(phases) > 0 {
+				attrs = append(attrs, slog.Group("phases_us", phases...))
+			}
 		}
 		ri.log.Log(c.Request().Context(), level, "request", attrs...)
 		return nil
@@ -358,6 +370,7 @@ func writeJSON(c echo.Context, status int, v any) error {
 // writeJSONWith is writeJSON, with extra (`,"name":value` members) written into the
 // object v encodes to, as they are.
 func writeJSONWith(c echo.Context, status int, v any, extra []byte) error {
+	start := time.Now()
 	b := getBuffer()
 	defer putBuffer(b)
 	enc := json.NewEncoder(b)
@@ -369,6 +382,13 @@ func writeJSONWith(c echo.Context, status int, v any, extra []byte) error {
 	if len(extra) > 0 {
 		out = append(out[:len(out)-2], extra...) // before `}\n`
 		out = append(out, "}\n"...)
+	}
+	// The phases so far, encoding included, go out before the body.
+	if ri, ok := c.Get(infoKey).(*reqInfo); ok {
+		ri.timing.Since(gateway.PhaseEncode, start)
+		if st := ri.timing.ServerTiming(); st != "" {
+			c.Response().Header().Set("Server-Timing", st)
+		}
 	}
 	return c.Blob(status, echo.MIMEApplicationJSON, out)
 }

@@ -8,6 +8,7 @@ type metrics struct {
 	authFailures *prometheus.CounterVec   // reason
 	requests     *prometheus.CounterVec   // path, code
 	requestTime  *prometheus.HistogramVec // path
+	phaseTime    *prometheus.HistogramVec // phase
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -26,6 +27,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"path"}),
 	}
-	reg.MustRegister(m.authFailures, m.requests, m.requestTime)
+	m.phaseTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "cmdgate_request_phase_seconds",
+		Help: "Time requests spent in each phase: auth, decode, parse, policy, audit_decision, sandbox_start, run, audit_outcome, encode.",
+		// From tens of microseconds (parse, policy) to minutes (run).
+		Buckets: prometheus.ExponentialBuckets(0.00002, 4, 12),
+	}, []string{"phase"})
+	reg.MustRegister(m.authFailures, m.requests, m.requestTime, m.phaseTime)
 	return m
 }

@@ -38,7 +38,7 @@ func linuxEnv(t *testing.T, sandbox string) *testEnv {
 }
 
 // linuxEnvWith is linuxEnv with more options.
-func linuxEnvWith(t *testing.T, sandbox string, configure ...func(*gateway.Options)) *testEnv {
+func linuxEnvWith(t testing.TB, sandbox string, configure ...func(*gateway.Options)) *testEnv {
 	t.Helper()
 	probe, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: sandboxHelper, Pool: -1})
 	if err == nil {

@@ -1,0 +1,141 @@
+// Command benchratio reads `go test -bench` output on stdin, copies it to stdout, and
+// then prints each benchmark's ratio to the peer it is judged against, measured in the
+// same run: machines differ threefold in spawn and fsync cost, so a ratio, not a time,
+// says whether a target is met. It exits 1 when the input reports a failure.
+//
+// Usage: go test -run '^$' -bench . ./... 2>&1 | go run ./internal/benchratio
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A pair is a benchmark (Of) and its peer (Peer) compared by Unit, and the target the
+// ratio must meet: at most Max for times, at least Min for rates.
+type pair struct {
+	Label    string
+	Of, Peer string // benchmark names without the -GOMAXPROCS suffix; "*" matches a sub-benchmark name
+	Unit     string
+	Max, Min float64
+}
+
+// pairs are the targets of cmdgate's benchmarks.
+var pairs = []pair{
+	{Label: "POST /v1/exec (linux sandbox) ÷ bwrap --unshare-all true", Of: "BenchmarkExecHTTP/linux", Peer: "BenchmarkExecHTTP/bwrap", Unit: "ns/op", Max: 1.0},
+	{Label: "linux sandbox, warm ÷ bwrap", Of: "BenchmarkSandbox/linux", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 0.6},
+	{Label: "linux sandbox, cold ÷ bwrap", Of: "BenchmarkSandbox/linux_cold", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 1.0},
+	{Label: "decide ÷ plain OPA embedding (*)", Of: "BenchmarkDecide/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op", Max: 0.4},
+	{Label: "/v1/decide req/s ÷ stock OPA server", Of: "BenchmarkDecideLoad/cmdgate", Peer: "BenchmarkDecideLoad/opa", Unit: "req/s", Min: 0.6},
+	{Label: "command in a task ÷ docker exec", Of: "BenchmarkDockerExec/cmdgate", Peer: "BenchmarkDockerExec/docker-cli", Unit: "ns/op", Max: 0.5},
+	{Label: "read-only language ÷ coreutils pipeline", Of: "BenchmarkExecute/readonly", Peer: "BenchmarkExecute/coreutils", Unit: "ns/op", Max: 0.25},
+}
+
+var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// results maps a benchmark name (its -N suffix removed) to its figures by unit.
+type results map[string]map[string]float64
+
+// read copies r to w and collects the benchmark lines; failed says a test or
+// benchmark failed.
+func read(r io.Reader, w io.Writer) (res results, failed bool, err error) {
+	res = results{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(w, line)
+		if strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "panic:") {
+			failed = true
+		}
+		m := lineRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		fields := strings.Fields(m[2])
+		figures := map[string]float64{}
+		for i := 0; i+1 < len(fields); i += 2 {
+			if v, err := strconv.ParseFloat(fields[i], 64); err == nil {
+				figures[fields[i+1]] = v
+			}
+		}
+		res[m[1]] = figures
+	}
+	return res, failed, sc.Err()
+}
+
+// ratios are the lines of the ratio table for res.
+func ratios(res results) []string {
+	var out []string
+	for _, p := range pairs {
+		for _, m := range matches(res, p) {
+			of, peer := res[m[0]][p.Unit], res[m[1]][p.Unit]
+			if of == 0 || peer == 0 {
+				continue
+			}
+			r := of / peer
+			verdict, target := "ok", ""
+			switch {
+			case p.Max > 0:
+				target = fmt.Sprintf("≤ %.2f×", p.Max)
+				if r > p.Max {
+					verdict = "MISSED"
+				}
+			case p.Min > 0:
+				target = fmt.Sprintf("≥ %.2f×", p.Min)
+				if r < p.Min {
+					verdict = "MISSED"
+				}
+			}
+			label := strings.ReplaceAll(p.Label, "*", strings.TrimPrefix(m[0], strings.TrimSuffix(p.Of, "*")))
+			out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g)", label, r, target, verdict, p.Unit, of, peer))
+		}
+	}
+	return out
+}
+
+// matches are the [benchmark, peer] names of p found in res.
+func matches(res results, p pair) [][2]string {
+	if !strings.HasSuffix(p.Of, "*") {
+		if _, ok := res[p.Of]; ok {
+			if _, ok := res[p.Peer]; ok {
+				return [][2]string{{p.Of, p.Peer}}
+			}
+		}
+		return nil
+	}
+	var out [][2]string
+	prefix, peerPrefix := strings.TrimSuffix(p.Of, "*"), strings.TrimSuffix(p.Peer, "*")
+	for name := range res {
+		if sub, ok := strings.CutPrefix(name, prefix); ok {
+			if _, ok := res[peerPrefix+sub]; ok {
+				out = append(out, [2]string{name, peerPrefix + sub})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func main() {
+	res, failed, err := read(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchratio:", err)
+		os.Exit(1)
+	}
+	if lines := ratios(res); len(lines) > 0 {
+		fmt.Println("\nratios to the peers measured in this run:")
+		for _, l := range lines {
+			fmt.Println(l)
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRatios(t *testing.T) {
+	in := `goos: linux
+BenchmarkExecHTTP/linux-2         	     100	  12000000 ns/op	 3000 parse-µs/op
+BenchmarkExecHTTP/bwrap-2         	     100	  15000000 ns/op
+BenchmarkDecide/short-2           	   10000	     20000 ns/op
+BenchmarkDecide/script-2          	    1000	    200000 ns/op
+BenchmarkDecideBaseline/short-2   	   10000	     40000 ns/op
+BenchmarkDecideBaseline/script-2  	    1000	    400000 ns/op
+BenchmarkDecideLoad/cmdgate-2     	       1	1000 ns/op	 3000 req/s
+BenchmarkDecideLoad/opa-2         	       1	1000 ns/op	 6000 req/s
+PASS
+`
+	var out bytes.Buffer
+	res, failed, err := read(strings.NewReader(in), &out)
+	if err != nil || failed || out.String() != in {
+		t.Fatalf("read = %v, failed %v; copy equal %v", err, failed, out.String() == in)
+	}
+	// Columns are padded by bytes: compare with the spacing folded.
+	fold := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	got := fold(strings.Join(ratios(res), " | "))
+	for _, want := range []string{
+		"POST /v1/exec (linux sandbox) ÷ bwrap --unshare-all true      0.800×  target ≤ 1.00×  ok",
+		"decide ÷ plain OPA embedding (script)",
+		"decide ÷ plain OPA embedding (short)",
+		"/v1/decide req/s ÷ stock OPA server                             0.500×  target ≥ 0.60×  MISSED",
+	} {
+		if !strings.Contains(got, fold(want)) {
+			t.Errorf("ratios lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, fold("0.500×  target ≤ 0.40×  ok")) {
+		t.Errorf("a missed maximum passed:\n%s", got)
+	}
+	if _, failed, _ := read(strings.NewReader("--- FAIL: BenchmarkX\nFAIL\n"), &out); !failed {
+		t.Error("a failure in the input was not seen")
+	}
+}
