@@ -250,3 +250,15 @@ func captureMemoryBounded(t *testing.T, keep executor.Keep) {
 		t.Errorf("capturing 1 GiB allocated %d bytes, want at most 8 MiB", alloc)
 	}
 }
+
+// BenchmarkCaptureOverCap is a Capture taking multi-byte text past its cap, where every
+// byte is only counted (characters and bytes): the cost every long output pays.
+func BenchmarkCaptureOverCap(b *testing.B) {
+	chunk := bytes.Repeat([]byte("あいうえお日本語テキスト🙂"), 64<<10/40)
+	c := executor.NewCapture(10)
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Write(chunk)
+	}
+}

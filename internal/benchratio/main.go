@@ -31,6 +31,7 @@ var pairs = []pair{
 	{Label: "POST /v1/exec (linux sandbox) ÷ bwrap --unshare-all true", Of: "BenchmarkExecHTTP/linux", Peer: "BenchmarkExecHTTP/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "linux sandbox, warm ÷ bwrap", Of: "BenchmarkSandbox/linux", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 0.6},
 	{Label: "linux sandbox, cold ÷ bwrap", Of: "BenchmarkSandbox/linux_cold", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 1.0},
+	{Label: "cmdgate sandbox run -- true ÷ bwrap", Of: "BenchmarkSandboxRun/cmdgate", Peer: "BenchmarkSandboxRun/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "decide ÷ plain OPA embedding (*)", Of: "BenchmarkDecide/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op", Max: 0.4},
 	{Label: "/v1/decide req/s ÷ stock OPA server", Of: "BenchmarkDecideLoad/cmdgate", Peer: "BenchmarkDecideLoad/opa", Unit: "req/s", Min: 0.6},
 	{Label: "command in a task ÷ docker exec", Of: "BenchmarkDockerExec/cmdgate", Peer: "BenchmarkDockerExec/docker-cli", Unit: "ns/op", Max: 0.5},
