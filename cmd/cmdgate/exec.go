@@ -29,14 +29,7 @@ flags:`
 
 // runExec implements `cmdgate exec`, the client of POST /v1/exec.
 func (m *Main) runExec(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), execUsage)
-		fs.PrintDefaults()
-	}
-	urlFlag := fs.String("url", "", "gateway URL (default $CMDGATE_URL, else "+defaultURL+")")
-	tokenFile := fs.String("token-file", "", "read the token from this file instead of $CMDGATE_TOKEN")
+	fs, urlFlag, tokenFile := m.clientFlagSet("exec", execUsage)
 	script := fs.String("c", "", "the command as a shell script")
 	cwd := fs.String("cwd", "", "working directory, inside the gateway's workspace (default: the workspace root)")
 	timeoutMS := fs.Int64("timeout-ms", 0, "timeout in milliseconds (default: the gateway's, 30000)")

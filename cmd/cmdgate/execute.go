@@ -40,16 +40,8 @@ flags:`
 
 // runExecute implements `cmdgate execute`, the client of POST /v1/execute.
 func (m *Main) runExecute(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("execute", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), executeUsage)
-		fs.PrintDefaults()
-	}
-	urlFlag := fs.String("url", "", "gateway URL (default $CMDGATE_URL, else "+defaultURL+")")
-	tokenFile := fs.String("token-file", "", "read the token from this file instead of $CMDGATE_TOKEN")
-	start := fs.Int64("start", 0, "byte offset of the page (next_start of the previous one)")
-	size := fs.Int64("size", 0, "bytes of the page, at most 4096 (default 4096)")
+	fs, urlFlag, tokenFile := m.clientFlagSet("execute", executeUsage)
+	start, size := pageFlags(fs)
 	rest, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -102,17 +94,9 @@ flags:`
 
 // runOutput implements `cmdgate output`, the client of GET /v1/outputs/{id}.
 func (m *Main) runOutput(ctx context.Context, args []string) int {
-	fs := flag.NewFlagSet("output", flag.ContinueOnError)
-	fs.SetOutput(m.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), outputUsage)
-		fs.PrintDefaults()
-	}
-	urlFlag := fs.String("url", "", "gateway URL (default $CMDGATE_URL, else "+defaultURL+")")
-	tokenFile := fs.String("token-file", "", "read the token from this file instead of $CMDGATE_TOKEN")
+	fs, urlFlag, tokenFile := m.clientFlagSet("output", outputUsage)
 	stream := fs.String("stream", "stdout", "stdout or stderr")
-	start := fs.Int64("start", 0, "byte offset of the page (next_start of the previous one)")
-	size := fs.Int64("size", 0, "bytes of the page, at most 4096 (default 4096)")
+	start, size := pageFlags(fs)
 	rest, err := m.parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -141,4 +125,25 @@ func (m *Main) runOutput(ctx context.Context, args []string) int {
 		return m.clientFailed("output", err)
 	}
 	return m.writeAnswer("output", status, answer)
+}
+
+// clientFlagSet is the flag set of the client subcommand name: its usage text, and the
+// --url and --token-file every client takes.
+func (m *Main) clientFlagSet(name, usage string) (fs *flag.FlagSet, url, tokenFile *string) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	url = fs.String("url", "", "gateway URL (default $CMDGATE_URL, else "+defaultURL+")")
+	tokenFile = fs.String("token-file", "", "read the token from this file instead of $CMDGATE_TOKEN")
+	return fs, url, tokenFile
+}
+
+// pageFlags are the --start and --size of a paged answer.
+func pageFlags(fs *flag.FlagSet) (start, size *int64) {
+	start = fs.Int64("start", 0, "byte offset of the page (next_start of the previous one)")
+	size = fs.Int64("size", 0, "bytes of the page, at most 4096 (default 4096)")
+	return start, size
 }

@@ -8,7 +8,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/gateway"
 )
 
@@ -64,20 +63,14 @@ func (t *tools) execute(ctx context.Context, req *sdk.CallToolRequest, in execut
 	if err != nil {
 		return nil, nil, err
 	}
-	var start int64
-	if in.Start != nil && *in.Start != 0 {
-		if start, err = whole("start", in.Start); err != nil {
-			return nil, nil, err
-		}
-	}
-	size, err := whole("size", in.Size)
+	start, size, err := page(in.Start, in.Size)
 	if err != nil {
 		return nil, nil, err
 	}
 	if strings.IndexByte(in.Command, 0) >= 0 {
 		return nil, nil, errors.New("INVALID_ARGUMENT: command contains a NUL character")
 	}
-	res, err := t.g.Execute(ctx, caller, &gateway.ExecuteRequest{Command: in.Command, Start: start, Size: int(min(size, executor.MaxPageSize))})
+	res, err := t.g.Execute(ctx, caller, &gateway.ExecuteRequest{Command: in.Command, Start: start, Size: size})
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}

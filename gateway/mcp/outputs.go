@@ -57,21 +57,31 @@ func (t *tools) readOutput(ctx context.Context, req *sdk.CallToolRequest, in rea
 	if err != nil {
 		return nil, nil, err
 	}
-	var start int64
-	if in.Start != nil && *in.Start != 0 {
-		if start, err = whole("start", in.Start); err != nil {
-			return nil, nil, err
-		}
-	}
-	size, err := whole("size", in.Size)
+	start, size, err := page(in.Start, in.Size)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := t.g.ReadOutput(ctx, caller, in.OutputID, in.Stream, start, int(min(size, executor.MaxPageSize)))
+	p, err := t.g.ReadOutput(ctx, caller, in.OutputID, in.Stream, start, size)
 	if err != nil {
 		return nil, nil, errors.New(describe(err))
 	}
 	return nil, p, nil
+}
+
+// page reads the start and size arguments of a paged tool: a byte offset from 0 (0
+// when absent), and a size from 1 cut to executor.MaxPageSize (0 when absent: the
+// maximum).
+func page(startArg, sizeArg *float64) (start int64, size int, err error) {
+	if startArg != nil && *startArg != 0 {
+		if start, err = whole("start", startArg); err != nil {
+			return 0, 0, err
+		}
+	}
+	n, err := whole("size", sizeArg)
+	if err != nil {
+		return 0, 0, err
+	}
+	return start, int(min(n, executor.MaxPageSize)), nil
 }
 
 // moreHint tells a model how to read what a result left out: "" when nothing was cut
