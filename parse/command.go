@@ -32,6 +32,7 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 		Index:     len(w.doc.Commands),
 		Argv:      make([]string, len(fields)),
 		Flags:     []string{},
+		Options:   noOptions,
 		Operands:  []Operand{},
 		Redirects: make([]Redirect, len(redirs)),
 		Env:       env,
@@ -96,13 +97,21 @@ func (w *walker) command(fields []field, env map[string]string, envDyn bool, red
 	}
 	cmd.Dynamic = dyn
 	cmd.Glob = glob
+	if len(fields) > 0 {
+		tool := ""
+		if known {
+			tool = cmd.Name
+		}
+		cmd.Options = w.optionsOf(tool, fields, sc.dynAll)
+		w.builtinEval(&cmd, fields, sc)
+	}
 	w.doc.Commands = append(w.doc.Commands, cmd)
 	if len(fields) == 0 {
 		return
 	}
 	sc.lookup = false
 	if known && !cmd.FunctionCall { // a function named like a wrapper runs its body
-		if wrap := wrappers[cmd.Name]; wrap != nil {
+		if wrap := wrappers[cmd.Name]; wrap != nil && (cmd.Name != "git" || gitRuns(fields)) {
 			w.unwrap(wrap, cmd.Name, fields, env, envDyn, redirs, sc, p)
 		}
 	}

@@ -12,12 +12,13 @@
 // patterns, for items, `${x:-$(cmd)}` defaults, let). Declarations (export, local, declare,
 // readonly, typeset) are commands named so; statements made only of assignments give no
 // command but are listed in Assignments; statements made only of redirections give a
-// command with an empty argv. Each command has its evaluated argv, name, flags, operands
+// command with an empty argv. Each command has its evaluated argv, name, flags, options
+// (canonical, with their values), operands
 // with lexically resolved paths, redirections, environment, context (pipeline and stage,
 // subshell, substitution, background, condition, function), the wrappers it was found
 // through (via), its position, the directory its relative paths were resolved against, and
-// whether it calls a function of the script (function_call).
-// Features summarises the shell features used. The fields are documented in document.go;
+// whether it calls a function of the script (function_call). Evaluations lists where bash
+// evaluates values as code. Features summarises the shell features used. The fields are documented in document.go;
 // testdata/*.txtar holds the expected document of every construct.
 //
 // # Wrappers
@@ -51,7 +52,8 @@
 //     setarch ARCH / linux32 / linux64, numactl, bwrap (its one- and two-value options),
 //     firejail, toybox APPLET, dbus-run-session, xvfb-run, valgrind, unbuffer, torsocks,
 //     proxychains, catchsegv, faketime TIMESTAMP, ssh-agent, and at/batch, whose job read
-//     from a here-document on standard input is re-parsed.
+//     from a here-document on standard input is re-parsed;
+//   - git bisect run COMMAND, and git submodule foreach SCRIPT (re-parsed as sh -c).
 //
 // Wrappers that start an interactive shell when given no command (sudo -s/-i, doas -s, su,
 // runuser, chroot DIR, unshare, nsenter, fakeroot, script, systemd-run --shell, sg GROUP,
@@ -61,6 +63,38 @@
 // only at run time (`sudo $CMD`) gives an inner command with a dynamic name. Text re-parsed
 // from a string with run-time parts (`bash -c "$X"`, `eval "rm $F"`) cannot be trusted: all
 // its commands are dynamic with dynamic names.
+//
+// # Options
+//
+// Command.Options reads the words with the option syntax of the tool named (options.go,
+// optables.go): getopt_long for the GNU tools (which short options take a value, attached
+// or as the next word; long options with "=" or the next word; unique prefixes of long
+// names, an ambiguous prefix naming every candidate; options after operands unless the
+// tool stops at its first operand, as env, xargs, timeout and awk do), tar's old style
+// (cIf PROG a.tar), git's own options then its subcommand's, find's and Go's single-dash
+// words (find -exec's command is skipped), zip's two-letter options (-TT), BSD getopt for
+// ssh, scp and sftp, and the wrappers' specs. Each option gets one canonical name (the
+// long name when there is one) and its value, so that a rule about an option meets every
+// spelling of it: tar -Iprog, tar -cvI prog, tar cIf prog, tar --use-compress-prog=prog,
+// /usr/bin/tar --use-compress-program prog.
+//
+// # Evaluations
+//
+// Some expansions turn data into code (evaluate.go): ${x@P} decodes prompt escapes (\140
+// is a backquote) and then runs the command substitutions of the result; arithmetic
+// evaluates the values of the variables it names as expressions, and an array subscript
+// in them runs `$(cmd)` (x='a[$(id)]'; echo $((x))); ${!x}, namerefs and the variable
+// names of read, printf -v, wait -p, test -v and declare evaluate subscripts too.
+// Document.Evaluations records each such construct (prompt, escape, indirect, arithmetic,
+// nameref, name) with the variables whose values it evaluates, and resolves those from
+// every assignment of the document (order and shell ignored: a union): standalone and
+// prefix assignments, declarations, loop items, arithmetic assignments (numbers), read
+// from a static here-string, printf -v with static words (escapes decoded). A variable
+// the script never assigns, or assigns a run-time value, makes the evaluation dynamic.
+// Arrays declared -A have string subscripts (not evaluated); variables declared -i
+// evaluate what they are assigned; ${x@Q} and the other transformations evaluate
+// nothing; test and [ compare numbers without evaluating. evaluate_test.go checks each
+// kind, in both directions, against bash.
 //
 // # Functions
 //
@@ -115,9 +149,8 @@
 // commands a script file, `source`, a function called by a run-time name, or a shell
 // reading from a pipe would run; what `$VAR` holds; globs matching; aliases (off in
 // non-interactive bash); CDPATH set in the environment rather than the script; $'\u…' in a
-// non-UTF-8 locale; command substitutions that bash's arithmetic evaluation finds inside
-// strings at run time (`let 'a[$(cmd)]'`, integer variables, `[[ $x -eq 'a[$(cmd)]' ]]`:
-// the text is in the argv or assignment value, where a policy can look for it).
+// non-UTF-8 locale; what a value evaluated at run time holds when it comes from outside
+// the script (Evaluation.Dynamic says so).
 //
 // Script and Argv are safe for concurrent use; parsers are pooled.
 package parse

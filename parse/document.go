@@ -4,9 +4,9 @@ package parse
 // It is an API for the security teams who write rules, so fields are only ever added.
 //
 // Parse functions fill Request.Source, Request.ShellMode, Request.Raw, Request.Cwd,
-// Request.Workspace, Commands, Assignments, Features and Error; the caller (gateway or CLI)
-// fills Principal and the remaining Request fields. Slices and maps are never nil, so every
-// array and object is present in the JSON form.
+// Request.Workspace, Commands, Assignments, Evaluations, Features and Error; the caller
+// (gateway or CLI) fills Principal and the remaining Request fields. Slices and maps are
+// never nil, so every array and object is present in the JSON form.
 type Document struct {
 	Principal Principal `json:"principal"`
 	Request   Request   `json:"request"`
@@ -17,6 +17,14 @@ type Document struct {
 	// stay operands of those commands), for/select loop variables (one entry per item) and
 	// `${A:=b}`/`${A=b}` defaults. Additive field (not in the first version of contract 1).
 	Assignments []Assignment `json:"assignments"`
+	// Evaluations lists every place where bash evaluates text as more than a word:
+	// prompt and escape expansion (${x@P}, ${x@E}), indirect expansion (${!x}),
+	// arithmetic ($(( )), $[ ], (( )), let, for (( )), [[ A -eq B ]] and the other
+	// arithmetic comparisons, array subscripts, substring offsets, assignments to
+	// integer variables), namerefs, and variable names given to builtins that evaluate
+	// their subscripts (read NAME, printf -v NAME, test -v NAME, wait -p NAME, declare
+	// NAME=VALUE), in the order the walk finds them. Additive field.
+	Evaluations []Evaluation `json:"evaluations"`
 	Features    Features     `json:"features"`
 	Error       *Error       `json:"error"`
 	// Sandbox is what the backend that will run the command guarantees; the caller
@@ -101,10 +109,18 @@ type Command struct {
 	// "--" is kept whole with any `=value` (`--output=x`). Any other word is a cluster of
 	// short options split into one flag per character: `-rf` → `-r`,`-f`; `-n5` → `-n`,`-5`;
 	// so single-dash long options are split too: find's `-name` → `-n`,`-a`,`-m`,`-e` and
-	// `go test -run` → `-r`,`-u`,`-n`. Rules about such tools read Argv. In a word with a
-	// run-time part, the characters before that part are split and the rest is one flag:
-	// `-rf$X` → `-r`,`-f`,`-$X`.
+	// `go test -run` → `-r`,`-u`,`-n`. Rules about such tools read Argv or Options. In a
+	// word with a run-time part, the characters before that part are split and the rest is
+	// one flag: `-rf$X` → `-r`,`-f`,`-$X`.
 	Flags []string `json:"flags"`
+	// Options holds every option of Argv[1:] up to "--" with its value, however it was
+	// written, read with the syntax of the tool named (see Option): `tar -Iprog`,
+	// `tar -cI prog`, `tar cIf prog a.tar` (tar's old style), `tar --use-compress-prog=prog`
+	// and `/usr/bin/tar --use-compress-program prog` all give {name:
+	// "--use-compress-program", value: "prog"}. For a tool parse has no table for, a
+	// long option keeps its "=value" as value and a short cluster gives one value-less
+	// option per letter (as Flags). Additive field.
+	Options []Option `json:"options"`
 	// Operands are the words of Argv[1:] that are not flags, and every word after "--".
 	// "--" itself is neither.
 	Operands []Operand `json:"operands"`
@@ -163,6 +179,99 @@ type Command struct {
 	// builtin's. The body's commands are in Commands where the function is defined.
 	// Additive field.
 	FunctionCall bool `json:"function_call"`
+}
+
+// Option is one option of a command, normalised: the name every spelling of the option
+// gets, and its value wherever it was written. Which options take a value, and the long
+// names a prefix abbreviates, come from the tool's own syntax (getopt_long for the GNU
+// tools, git's parse-options, Go's flag package, find's expression, zip's two-letter
+// options), for: tar (gtar, bsdtar), git (its own options and those of clone, fetch,
+// pull, ls-remote, archive, push, send-pack, fetch-pack, grep, rebase, difftool, init),
+// find, sort, split, zip, sed, awk (gawk, mawk, nawk), xargs, env, timeout, nice, make,
+// curl, wget, rsync, ssh, scp, sftp, man, rg, go, cargo, npm, the shells and the
+// wrappers parse unwraps.
+type Option struct {
+	// Name is the option's canonical name: its first long name when it has one (tar's -I,
+	// --use-compress-prog and --use-compress-program are all "--use-compress-program";
+	// git clone's -u is "--upload-pack"), else its short name ("-o" for ssh). A unique
+	// prefix of a long name gives that name; an ambiguous prefix (which the tool refuses)
+	// gives one entry per candidate; an unknown long name is kept as written, without
+	// its "=value". Options of single-dash tools (find, go) keep their one dash
+	// (`-exec`, `-toolexec`; go's `--toolexec` is "-toolexec"). A word whose option
+	// letters are known only at run time (`-$X`, `--$X`) is one entry named as written,
+	// Dynamic.
+	Name string `json:"name"`
+	// Value is the option's value as evaluated: attached (-Iprog, -oProxyCommand=x), after
+	// "=" (--rsh=sh), or the next word (-e sh, --rsh sh); for find's -exec family, the
+	// command it runs. "" when the option takes none.
+	Value string `json:"value"`
+	// Argi is the index in Command.Argv of the word holding the option (its value may be
+	// the next word).
+	Argi int `json:"argi"`
+	// Dynamic is true when the option's name or value needs run-time state.
+	Dynamic bool `json:"dynamic"`
+}
+
+// Evaluation is one place where bash evaluates text (see Document.Evaluations): the
+// construct, and what it evaluates. bash_test.go checks each kind against bash.
+type Evaluation struct {
+	// Kind is what bash does:
+	//   - "prompt": ${x@P} decodes the prompt escapes of x's value (\NNN octal included)
+	//     and then expands it, command substitutions included;
+	//   - "indirect": ${!x} (and ${!x[i]}, ${!x:-d}, ...) uses x's value as a variable
+	//     name, whose array subscript is evaluated as arithmetic (a[$(cmd)] runs cmd);
+	//     ${!x[@]}, ${!x*} and ${!x@} (keys and names) are not evaluations;
+	//   - "arithmetic": the text is an arithmetic expression, whose variables' values
+	//     are arithmetic expressions too, whose array subscripts run command
+	//     substitutions: $(( )), $[ ], (( )), let, for (( ; ; )), the operands of
+	//     [[ -eq -ne -lt -le -gt -ge ]] (not those of test and [), the subscripts of
+	//     indexed arrays (${a[i]}, a[i]=v, a=([i]=v); not of arrays declared -A),
+	//     substring offsets and lengths (${x:o:l}), and values assigned to variables
+	//     declared -i and to RANDOM, SRANDOM, OPTIND and HISTCMD;
+	//   - "nameref": the target of a variable declared -n (declare -n r=TARGET, or any
+	//     assignment to such a variable), a name whose subscript is evaluated when r is
+	//     used;
+	//   - "name": a word a builtin takes as a variable name, whose subscript it evaluates:
+	//     read NAME, printf -v NAME, wait -p NAME, test -v NAME / [ -v NAME ] / [[ -v
+	//     NAME ]], declare/local/typeset NAME=VALUE; recorded when NAME is only known at
+	//     run time or has a subscript;
+	//   - "escape": ${x@E} decodes x's backslash escapes (as $'…' does) without running
+	//     anything: recorded because it turns text the script shows into other text.
+	// The other transformations (@Q @A @K @k @a @U @u @L) evaluate nothing.
+	Kind string `json:"kind"`
+	// Text is the construct's source text: `${x@P}`, `$((a + 1))`, `$v -eq 1`, the
+	// value assigned to an integer variable or nameref, the NAME word.
+	Text string `json:"text"`
+	// Names are the variables whose values bash evaluates there, and, through static
+	// values that are evaluated in turn, the variables those name (`x=y; y=z; $((x))`
+	// gives x, y and z), sorted. Numeric specials ($#, $?, $$, $!, RANDOM, SECONDS,
+	// LINENO, ...) are left out.
+	Names []string `json:"names"`
+	// Values are the static texts evaluated there: every value the script assigns to the
+	// names anywhere (the same shell or another, in any order), and quoted text of the
+	// construct itself (`[[ 'a[$(id)]' -eq 1 ]]`, `read 'a[$(id)]'`), sorted, without
+	// duplicates. The value of `printf -v NAME FORMAT ARGS` with static words is its
+	// words with printf's escapes (\NNN, \xHH, \uHHHH) decoded; that of `read NAME`
+	// fed a static here-string or here-document is its text.
+	Values []string `json:"values"`
+	// Dynamic is true when what bash evaluates cannot be known statically: a name the
+	// script never assigns (the environment), or assigns a run-time value (x=$(cmd),
+	// read x from a file or pipe, mapfile, getopts, a for item with run-time parts), a
+	// positional parameter, the output of a command substitution in the construct, a
+	// variable name known only at run time, or anything after an assignment the parser
+	// cannot see (source, eval of run-time text, a command with a run-time name, a
+	// builtin given a run-time variable name). When false, Values holds everything
+	// evaluated there, but for the numbers arithmetic assignments, for (( )) counters,
+	// values made only of arithmetic expansions and lengths (i=$((i + 1)), n=${#a[@]})
+	// and the numeric specials give.
+	Dynamic bool `json:"dynamic"`
+	// Command is the index of the command whose words hold the construct, -1 when none
+	// does (((  )), [[ ]], for (( )), case words, a standalone assignment).
+	Command int `json:"command"`
+	// Via and Context are those a command at the same place would have.
+	Via     []string `json:"via"`
+	Context Context  `json:"context"`
+	Pos     Pos      `json:"pos"`
 }
 
 // Operand is a non-flag word of a command, resolved lexically against the command's cwd.
@@ -266,8 +375,8 @@ type Features struct {
 }
 
 // Error reports why a script could not be turned into commands. A document with an
-// Error has no commands and no assignments, its features are all false, and it must be
-// denied.
+// Error has no commands, no assignments and no evaluations, its features are all false,
+// and it must be denied.
 type Error struct {
 	Message string `json:"message"`
 	Line    int    `json:"line"`

@@ -169,7 +169,7 @@ func TestZeroOptions(t *testing.T) {
 	}
 	want := Command{
 		Index: 0, Name: "cat", Path: "cat", Argv: []string{"cat", "../a", "/etc/b"},
-		Flags: []string{},
+		Flags: []string{}, Options: []Option{},
 		Operands: []Operand{
 			{Text: "../a", Path: "", Argi: 1},
 			{Text: "/etc/b", Path: "/etc/b", Argi: 2},

@@ -14,7 +14,9 @@ import (
 // testdata/fuzz/FuzzScript; crashers found are committed there too.
 func FuzzScript(f *testing.F) {
 	for _, s := range []string{"ls -la", "sudo bash -c 'rm -rf /'", "echo $(date) > f",
-		"f() { ls; } && f; unset -f g; eval 'h() { :; }'; h | f; trap f EXIT"} {
+		"f() { ls; } && f; unset -f g; eval 'h() { :; }'; h | f; trap f EXIT",
+		`x='\140id\140'; echo ${x@P} ${!x} $((x[i]+1)); [[ $y -eq 1 ]]; declare -n r=$z`,
+		"tar cIf p a.tgz d --use-c=x; git -c a=b clone -uprog r; find . -exec sh {} + -o -name x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -38,11 +40,16 @@ func checkDocument(t *testing.T, src string, doc *Document, opts Options) {
 	if doc == nil {
 		t.Fatalf("Script(%q) = nil", src)
 	}
-	if doc.Commands == nil || doc.Assignments == nil {
-		t.Fatalf("Script(%q): nil commands or assignments", src)
+	if doc.Commands == nil || doc.Assignments == nil || doc.Evaluations == nil {
+		t.Fatalf("Script(%q): nil commands, assignments or evaluations", src)
+	}
+	for _, e := range doc.Evaluations {
+		if e.Command < -1 || e.Command >= len(doc.Commands) || e.Names == nil || e.Values == nil || e.Via == nil {
+			t.Fatalf("Script(%q): evaluation %+v", src, e)
+		}
 	}
 	if doc.Error != nil {
-		if len(doc.Commands) != 0 || len(doc.Assignments) != 0 || doc.Features != (Features{}) {
+		if len(doc.Commands) != 0 || len(doc.Assignments) != 0 || len(doc.Evaluations) != 0 || doc.Features != (Features{}) {
 			t.Fatalf("Script(%q): error %+v with commands, assignments or features", src, *doc.Error)
 		}
 		if doc.Error.Line < 1 || doc.Error.Col < 1 {
@@ -60,8 +67,13 @@ func checkDocument(t *testing.T, src string, doc *Document, opts Options) {
 		if len(c.Via) > opts.MaxDepth {
 			t.Fatalf("Script(%q): command %d via %d wrappers, past MaxDepth %d", src, i, len(c.Via), opts.MaxDepth)
 		}
-		if c.Argv == nil || c.Flags == nil || c.Operands == nil || c.Redirects == nil || c.Env == nil || c.Via == nil {
+		if c.Argv == nil || c.Flags == nil || c.Options == nil || c.Operands == nil || c.Redirects == nil || c.Env == nil || c.Via == nil {
 			t.Fatalf("Script(%q): command %d has a nil list or map", src, i)
+		}
+		for _, o := range c.Options {
+			if o.Argi < 1 || o.Argi >= len(c.Argv) || o.Name == "" {
+				t.Fatalf("Script(%q): option %+v does not match argv %q", src, o, c.Argv)
+			}
 		}
 		if len(c.Argv) > 0 && c.Path != c.Argv[0] {
 			t.Fatalf("Script(%q): command %d path %q, argv[0] %q", src, i, c.Path, c.Argv[0])

@@ -141,6 +141,7 @@ func formatDocument(t *testing.T, d *Document) []byte {
 	}
 	list("commands", len(d.Commands), func(i int) any { return d.Commands[i] })
 	list("assignments", len(d.Assignments), func(i int) any { return d.Assignments[i] })
+	list("evaluations", len(d.Evaluations), func(i int) any { return d.Evaluations[i] })
 	b.WriteString(`  "features": ` + line(d.Features) + ",\n")
 	b.WriteString(`  "error": ` + line(d.Error) + "\n}\n")
 	// The rendering must stay the document's JSON.

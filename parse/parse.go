@@ -136,7 +136,7 @@ func Argv(argv []string, opts Options) *Document {
 }
 
 func newDocument(source, mode string, opts Options) *Document {
-	doc := &Document{Commands: []Command{}, Assignments: []Assignment{}}
+	doc := &Document{Commands: []Command{}, Assignments: []Assignment{}, Evaluations: []Evaluation{}}
 	doc.Request.Source = source
 	doc.Request.ShellMode = opts.ShellMode
 	if doc.Request.ShellMode == "" {
@@ -154,10 +154,12 @@ func cleanDir(d string) string {
 	return path.Clean(d)
 }
 
-// fail turns doc into a refusal: no commands, no assignments, no features, and the error.
+// fail turns doc into a refusal: no commands, no assignments, no evaluations, no
+// features, and the error.
 func fail(doc *Document, msg string, line, col int) *Document {
 	doc.Commands = []Command{}
 	doc.Assignments = []Assignment{}
+	doc.Evaluations = []Evaluation{}
 	doc.Features = Features{}
 	doc.Error = &Error{Message: msg, Line: line, Col: col}
 	return doc

@@ -36,6 +36,18 @@ type walker struct {
 	shell *shellFuncs // what may remove functions in that shell
 
 	buf []byte // scratch for word evaluation
+
+	// Evaluations (evaluate.go).
+	evals   []rawEval          // found so far, resolved by finishEvals
+	setters map[string]*setter // what env prefixes, arithmetic and builtins assign
+	attrs   map[string]byte    // declared attributes (-A, -i, -n) by variable
+	anySet  bool               // something may assign any variable unseen
+	owner   int                // the command whose words are being walked, -1 for none
+	inArith int                // inside a recorded arithmetic expression
+
+	optChunk []Option // the array the options lists of the document share
+
+	numericAssigns map[int]bool // assignments (by index) whose value is a number
 }
 
 // scope is what commands inherit from where they sit.
@@ -60,6 +72,7 @@ func newWalker(doc *Document, opts Options, src string) *walker {
 		top:      src,
 		src:      src,
 		ws:       doc.Request.Workspace,
+		owner:    -1,
 	}
 	if doc.Request.Cwd != "" {
 		w.dirs = dirState{list: []string{doc.Request.Cwd}}
@@ -75,6 +88,7 @@ func (w *walker) finish() *Document {
 	if w.err != nil {
 		return fail(w.doc, w.err.Message, w.err.Line, w.err.Col)
 	}
+	w.finishEvals()
 	return w.doc
 }
 
@@ -292,9 +306,9 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 			case *syntax.WordIter:
 				w.loopVar(l, c.Select, sc)
 			case *syntax.CStyleLoop:
-				w.arithSubsts(l.Init, sc)
-				w.arithSubsts(l.Cond, sc)
-				w.arithSubsts(l.Post, sc)
+				w.arithEval(l.Init, l.Init, sc)
+				w.arithEval(l.Cond, l.Cond, sc)
+				w.arithEval(l.Post, l.Post, sc)
 			}
 			w.stmts(c.Do, sc)
 		})
@@ -349,8 +363,9 @@ func (w *walker) compound(cmd syntax.Command, sc scope) {
 			w.fns = w.fns.with(name)
 		}
 	case *syntax.ArithmCmd:
-		w.arithSubsts(c.X, sc)
+		w.arithEval(c.X, c, sc)
 	case *syntax.TestClause:
+		w.testEval(c.X, sc)
 		w.testSubsts(c.X, sc)
 	case *syntax.CoprocClause:
 		w.doc.Features.Background = true
@@ -439,13 +454,13 @@ func (w *walker) loop(n syntax.Node, sc scope, body func()) {
 func (w *walker) loopVar(l *syntax.WordIter, sel bool, sc scope) {
 	p := w.pos(l.Name.Pos())
 	if !l.InPos.IsValid() { // for x; do …: the positional parameters
-		w.addAssign(Assignment{Name: l.Name.Value, Value: `"$@"`, Dynamic: true}, sc, p)
+		w.addAssign(Assignment{Name: l.Name.Value, Value: `"$@"`, Dynamic: true}, sc, p, nil)
 	}
 	var fields []field
 	for _, item := range l.Items {
 		fields = w.wordFields(item, fields[:0])
 		for _, f := range fields {
-			w.addAssign(Assignment{Name: l.Name.Value, Value: f.val, Dynamic: f.dynamic || f.glob || f.tilde}, sc, p)
+			w.addAssign(Assignment{Name: l.Name.Value, Value: f.val, Dynamic: f.dynamic || f.glob || f.tilde}, sc, p, nil)
 		}
 		w.wordSubsts(item, sc)
 	}
@@ -458,12 +473,19 @@ func (w *walker) call(c *syntax.CallExpr, s *syntax.Stmt, own []redir, sc scope)
 		for _, a := range c.Assigns {
 			w.assign(a, sc)
 		}
+		saved := w.owner
+		w.owner = -1
 		if len(own) > 0 {
+			w.owner = len(w.doc.Commands)
 			w.command(nil, w.inheritedEnv(sc), sc.envDyn, w.combine(own, sc.redirs), sc, w.pos(s.Pos()), false)
 		}
 		w.callSubsts(c, s, sc)
+		w.owner = saved
 		return
 	}
+	saved := w.owner
+	w.owner = len(w.doc.Commands)
+	defer func() { w.owner = saved }()
 	env, envDyn := w.env(c.Assigns, sc)
 	fields := make([]field, 0, len(c.Args))
 	for _, a := range c.Args {
@@ -541,6 +563,18 @@ func (w *walker) env(assigns []*syntax.Assign, sc scope) (map[string]string, boo
 		}
 		env[a.Name.Value] = f.val
 		dyn = dyn || f.dynamic || f.tilde
+		as := Assignment{Name: a.Name.Value, Value: f.val, Dynamic: f.dynamic || f.tilde || sc.dynAll}
+		switch {
+		case as.Dynamic && a.Value != nil && !a.Append && !sc.dynAll && numericWord(a.Value.Parts):
+			w.setNumeric(as.Name)
+		case as.Dynamic || a.Append:
+			w.setUnknown(as.Name)
+		default:
+			w.setValue(as.Name, as.Value)
+		}
+		if a.Array == nil {
+			w.valueEval(as.Name, as, a.Value, sc, w.pos(a.Pos()))
+		}
 	}
 	return env, dyn
 }
@@ -568,13 +602,23 @@ func (w *walker) assign(a *syntax.Assign, sc scope) {
 		f := w.evalWord(a.Value.Parts, a.Value.Pos())
 		as.Value, as.Dynamic = f.val, f.dynamic || f.tilde
 	}
-	w.addAssign(as, sc, w.pos(a.Pos()))
+	word := a.Value
+	if a.Array != nil {
+		word = nil
+	}
+	w.addAssign(as, sc, w.pos(a.Pos()), word)
+	if word != nil && as.Dynamic && !sc.dynAll && numericWord(word.Parts) {
+		w.numeric(len(w.doc.Assignments) - 1) // i=$((i + 1)): a number, whatever i holds
+	}
 }
 
-func (w *walker) addAssign(as Assignment, sc scope, p Pos) {
+// addAssign records an assignment, and what its value evaluates when the variable is
+// an integer or a nameref (word: the value's word, when there is one).
+func (w *walker) addAssign(as Assignment, sc scope, p Pos, word *syntax.Word) {
 	if w.err != nil {
 		return
 	}
+	w.valueEval(as.Name, as, word, sc, p)
 	if as.Name == "CDPATH" {
 		w.cdpath = true
 	}
@@ -588,13 +632,20 @@ func (w *walker) addAssign(as Assignment, sc scope, p Pos) {
 // decl handles export/declare/local/readonly/typeset/nameref: a command named so whose
 // NAME=VALUE words are also recorded as assignments.
 func (w *walker) decl(d *syntax.DeclClause, s *syntax.Stmt, own []redir, sc scope) {
+	saved := w.owner
+	w.owner = len(w.doc.Commands)
+	defer func() { w.owner = saved }()
 	fields := []field{{val: d.Variant.Value}}
 	for _, a := range d.Args {
 		switch {
 		case a.Name == nil && a.Value != nil: // an option or a word known only at run time
 			fields = w.wordFields(a.Value, fields)
 		case a.Naked || a.Array != nil || a.Value == nil:
-			fields = append(fields, field{val: w.text(a), dynamic: a.Array != nil && w.arrayDynamic(a.Array)})
+			f := field{val: w.text(a), dynamic: a.Array != nil && w.arrayDynamic(a.Array)}
+			if f.dynamic { // the run-time part is in the array, after NAME=
+				f.dynAt = len(w.slice(a.Pos(), a.Array.Pos()))
+			}
+			fields = append(fields, f)
 			w.assign(a, sc)
 		default:
 			prefix := w.slice(a.Pos(), a.Value.Pos())
@@ -631,11 +682,14 @@ func (w *walker) let(l *syntax.LetClause, s *syntax.Stmt, own []redir, sc scope)
 		}
 		fields = append(fields, f)
 	}
+	saved := w.owner
+	w.owner = len(w.doc.Commands)
 	w.command(fields, w.inheritedEnv(sc), sc.envDyn, w.combine(own, sc.redirs), sc, w.pos(l.Pos()), false)
 	for _, x := range l.Exprs {
-		w.arithSubsts(x, sc)
+		w.arithEval(x, x, sc)
 	}
 	w.redirSubsts(s.Redirs, sc)
+	w.owner = saved
 }
 
 // time handles the bash `time` keyword: an entry named time, and the timed pipeline with
@@ -703,8 +757,9 @@ func (w *walker) partsSubsts(parts []syntax.WordPart, sc scope) {
 		case *syntax.ProcSubst:
 			w.subst(p.Stmts, p.Pos(), sc, true)
 		case *syntax.ArithmExp:
-			w.arithSubsts(p.X, sc)
+			w.arithEval(p.X, p, sc)
 		case *syntax.ParamExp:
+			w.paramEval(p, sc)
 			w.paramSubsts(p, sc)
 		case *syntax.BraceExp:
 			for _, e := range p.Elems {
@@ -734,7 +789,7 @@ func (w *walker) paramSubsts(p *syntax.ParamExp, sc scope) {
 				f := w.evalWord(p.Exp.Word.Parts, p.Exp.Word.Pos())
 				as.Value = f.val
 			}
-			w.addAssign(as, sc, w.pos(p.Pos()))
+			w.addAssign(as, sc, w.pos(p.Pos()), nil)
 		}
 		w.wordSubsts(p.Exp.Word, sc)
 	}
@@ -771,6 +826,7 @@ func (w *walker) testSubsts(x syntax.TestExpr, sc scope) {
 }
 
 func (w *walker) assignSubsts(a *syntax.Assign, sc scope) {
+	w.assignEval(a, sc)
 	w.arithSubsts(a.Index, sc)
 	w.wordSubsts(a.Value, sc)
 	if a.Array != nil {

@@ -41,7 +41,7 @@ func init() {
 		"torsocks": wrapSimple(unbufferSpec), "proxychains": wrapSimple(proxychainsSpec),
 		"proxychains4": wrapSimple(proxychainsSpec), "catchsegv": wrapSimple(unbufferSpec),
 		"faketime": wrapFaketime, "run0": wrapRun0, "ssh-agent": wrapSSHAgent,
-		"at": wrapAt, "batch": wrapAt,
+		"at": wrapAt, "batch": wrapAt, "git": wrapGit,
 		"npx": wrapNpx, "npm": wrapNpm, "pnpm": wrapPnpm, "yarn": wrapYarn, "uvx": wrapUvx,
 		"uv": wrapUv, "pipx": wrapPipx, "bunx": wrapBunx,
 	}
@@ -1110,5 +1110,54 @@ func wrapAt(c *wrapCall) {
 	c.w.doc.Features.NestedShell = true
 	if c.sc.stdin != nil {
 		c.script(*c.sc.stdin, inner{dir: unknownDir})
+	}
+}
+
+var gitSpec = &optSpec{arg: "Cc", long: []string{
+	"attr-source=", "bare", "config-env=", "exec-path?", "git-dir=", "glob-pathspecs", "help",
+	"html-path", "icase-pathspecs", "info-path", "list-cmds=", "literal-pathspecs", "man-path",
+	"namespace=", "no-lazy-fetch", "no-optional-locks", "no-pager", "no-replace-objects",
+	"noglob-pathspecs", "paginate", "super-prefix=", "version", "work-tree="}}
+
+// gitRuns reports a git command line that may run another command (a cheap test that
+// spares every other git command the unwrapping).
+func gitRuns(fields []field) bool {
+	for _, f := range fields[1:] {
+		if f.val == "bisect" || f.val == "submodule" {
+			return true
+		}
+	}
+	return false
+}
+
+// git [options] bisect run COMMAND [ARGS] runs the command at each step of the bisection;
+// git [options] submodule [--quiet] foreach [--recursive] SCRIPT runs the script with sh
+// in each submodule. Both run from directories the walker does not follow (-C, the
+// submodules).
+func wrapGit(c *wrapCall) {
+	opts, rest := gitSpec.scan(c.args)
+	in := inner{}
+	if hasOpt(opts, "-C", "--git-dir", "--work-tree") {
+		in.dir = unknownDir
+	}
+	switch {
+	case len(rest) > 2 && rest[0].val == "bisect" && rest[1].val == "run":
+		c.run(rest[2:], in)
+	case len(rest) > 1 && rest[0].val == "submodule":
+		rest = rest[1:]
+		for len(rest) > 0 && (rest[0].val == "--quiet" || rest[0].val == "-q") {
+			rest = rest[1:]
+		}
+		if len(rest) < 2 || rest[0].val != "foreach" {
+			return
+		}
+		rest = rest[1:]
+		for len(rest) > 0 && rest[0].val == "--recursive" {
+			rest = rest[1:]
+		}
+		if len(rest) > 0 {
+			c.w.doc.Features.NestedShell = true
+			c.script(joinFields(rest), inner{dir: unknownDir})
+		}
 	}
 }

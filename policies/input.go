@@ -31,6 +31,7 @@ func InputValue(doc *parse.Document) ast.Value {
 		b.item(kRequest, b.request(doc.Request)),
 		b.item(kCommands, b.commands(doc.Commands)),
 		b.item(kAssignments, b.assignments(doc.Assignments)),
+		b.item(kEvaluations, b.evaluations(doc.Evaluations)),
 		b.item(kFeatures, features(doc.Features)),
 		b.item(kError, b.errorValue(doc.Error)),
 		b.item(kSandbox, sandboxValue(doc.Sandbox)),
@@ -63,6 +64,8 @@ var (
 
 	kReadonly, kCommand, kFile = key("readonly"), key("command"), key("file")
 
+	kOptions, kEvaluations, kKind, kNames, kValues = key("options"), key("evaluations"), key("kind"), key("names"), key("values")
+
 	kCommandSubstitution, kProcessSubstitution, kHeredoc, kFunctionDefinition, kEval, kNestedShell = key("command_substitution"), key("process_substitution"), key("heredoc"), key("function_definition"), key("eval"), key("nested_shell")
 
 	emptyArray = ast.NewTerm(ast.NewArray())
@@ -81,7 +84,11 @@ func termEstimate(doc *parse.Document) int {
 	n := 16
 	for i := range doc.Commands {
 		c := &doc.Commands[i]
-		n += 12 + len(c.Argv) + len(c.Flags) + len(c.Via) + 3*len(c.Operands) + 5*len(c.Redirects) + 2*len(c.Env)
+		n += 12 + len(c.Argv) + len(c.Flags) + len(c.Via) + 3*len(c.Operands) + 5*len(c.Redirects) + 2*len(c.Env) + 3*len(c.Options)
+	}
+	for i := range doc.Evaluations {
+		e := &doc.Evaluations[i]
+		n += 8 + len(e.Names) + len(e.Values) + len(e.Via)
 	}
 	for i := range doc.Assignments {
 		n += 6 + len(doc.Assignments[i].Via)
@@ -145,6 +152,7 @@ func (b *builder) command(c *parse.Command) ast.Value {
 		b.str(kPath, c.Path),
 		b.item(kArgv, b.strings(c.Argv)),
 		b.item(kFlags, b.strings(c.Flags)),
+		b.item(kOptions, b.options(c.Options)),
 		b.item(kOperands, b.operands(c.Operands)),
 		b.item(kRedirects, b.redirects(c.Redirects)),
 		b.item(kEnv, b.env(c.Env)),
@@ -267,6 +275,52 @@ func (b *builder) operands(ops []parse.Operand) ast.Value {
 	})
 }
 
+func (b *builder) options(os []parse.Option) ast.Value {
+	return array(os, func(o parse.Option) *ast.Term {
+		if o.Value == "" && o.Argi <= 15 && len(o.Name) == 2 {
+			// Value-less short options (-l, -r) repeat across commands and requests; the
+			// bounds keep the cache small.
+			return b.term(cached(&optionCache, o, flagValue))
+		}
+		return b.term(b.option(o))
+	})
+}
+
+// flagValue is the value of a value-less option, built apart from any document.
+func flagValue(o parse.Option) ast.Value {
+	return ast.NewObject(
+		[2]*ast.Term{kName, ast.StringTerm(o.Name)},
+		[2]*ast.Term{kValue, ast.InternedTerm("")},
+		number(kArgi, o.Argi),
+		boolean(kDynamic, o.Dynamic),
+	)
+}
+
+func (b *builder) option(o parse.Option) ast.Value {
+	return ast.NewObject(
+		b.str(kName, o.Name),
+		b.str(kValue, o.Value),
+		number(kArgi, o.Argi),
+		boolean(kDynamic, o.Dynamic),
+	)
+}
+
+func (b *builder) evaluations(es []parse.Evaluation) ast.Value {
+	return array(es, func(e parse.Evaluation) *ast.Term {
+		return b.term(ast.NewObject(
+			b.str(kKind, e.Kind),
+			b.str(kText, e.Text),
+			b.item(kNames, b.strings(e.Names)),
+			b.item(kValues, b.strings(e.Values)),
+			boolean(kDynamic, e.Dynamic),
+			number(kCommand, e.Command),
+			b.item(kVia, b.strings(e.Via)),
+			b.item(kContext, contextValue(e.Context)),
+			b.item(kPos, posValue(e.Pos)),
+		))
+	})
+}
+
 func (b *builder) redirects(rs []parse.Redirect) ast.Value {
 	return array(rs, func(r parse.Redirect) *ast.Term {
 		return b.term(ast.NewObject(
@@ -304,6 +358,7 @@ func (b *builder) env(env map[string]string) ast.Value {
 // Values that repeat across commands and requests (contexts, positions, features) are
 // built once and shared, within bounds that keep the caches small.
 var (
+	optionCache   sync.Map // parse.Option (value-less, short) -> ast.Value
 	contextCache  sync.Map // parse.Context -> ast.Value
 	posCache      sync.Map // parse.Pos -> ast.Value
 	featuresCache sync.Map // parse.Features -> ast.Value

@@ -190,9 +190,27 @@ computed_index := {
 	"network_other": {n: p | some n, p in ps; p.network != false; not is_array(p.network)},
 	# publishing: per tool, the first words of its publishing forms (checks/publish.rego).
 	"publishing": {n: {split(f, " ")[0]: true | some f in forms} | some n, forms in lists.publishing},
+	# exec_options: per command name of a tool with exec-capable options (its tool key,
+	# and its aliases: gtar, gawk), {"key": KEY, "names": {NAME: true}}, the names of those
+	# options in any scope (checks/options.rego looks a command's options up here).
+	"exec_options": {n: {"key": k, "names": exec_option_names(lists.exec_options[k])} |
+		some n, k in exec_option_tools
+	},
 } if {
 	ps := computed_profiles
 }
+
+# exec_option_tools maps the names of the tools of data.cmdgate.lists.exec_options to
+# their keys: the keys themselves and the names whose profile has such a key.
+exec_option_tools := object.union(
+	{n: p.key | some n, p in computed_profiles; lists.exec_options[p.key]},
+	{k: k | some k, _ in lists.exec_options},
+)
+
+exec_option_names(spec) := object.union(
+	{n: true | some n, _ in spec.options},
+	{n: true | some _, opts in object.get(spec, "subcommands", {}); some n, _ in opts},
+)
 
 checked_key(k) if k in data.cmdgate.checked_keys
 

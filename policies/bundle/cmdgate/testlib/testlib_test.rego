@@ -61,6 +61,22 @@ else := 1
 
 heredoc(body) := {"op": "<<", "fd": 0, "target": "EOF", "path": "", "inside_workspace": false, "write": false, "dynamic": false, "body": body}
 
+# option is an entry of a command's options, as parse normalises them: the canonical
+# name, the value and the index in argv of the word holding it.
+option(name, value, argi) := {"name": name, "value": value, "argi": argi, "dynamic": false}
+
+# with_options is the command of argv with options (and the other fields of command).
+with_options(i, argv, opts) := object.union(command(i, argv), {"options": opts})
+
+# evaluation is an entry of input.evaluations outside any command.
+evaluation(kind, text, names, values, dynamic) := {
+	"kind": kind, "text": text, "names": names, "values": values, "dynamic": dynamic,
+	"command": -1, "via": [], "context": context, "pos": {"line": 1, "col": 1},
+}
+
+# with_evaluations is a script of argvs with evaluations.
+with_evaluations(argvs, evals) := object.union(script(argvs), {"evaluations": evals})
+
 # set sets fields of a command (redirects, env, via, context, ...).
 set(c, fields) := object.union(c, fields)
 
@@ -70,6 +86,7 @@ doc(cmds) := {
 	"request": {"id": "t", "source": "script", "shell_mode": "default", "profile": "", "raw": "", "cwd": ws, "workspace": ws, "task": ""},
 	"commands": [object.union(c, {"index": i}) | some i, c in cmds],
 	"assignments": [],
+	"evaluations": [],
 	"features": {},
 	"error": null,
 }

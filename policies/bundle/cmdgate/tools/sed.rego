@@ -38,10 +38,10 @@ sed_findings(c) := (((({lib.finding("deny", "escape.sed_exec", msg, c) |
 	lib.has_long(c.argv, "--follow-symlinks", true)
 }) | inline_secret_findings(c, sed_scripts(c))
 
-# sed_scripts are the script texts: the values of -e/--expression, or else the first
-# operand.
+# sed_scripts are the script texts: the values of -e/--expression (as written in argv,
+# and in every spelling parse reads: --expr=S, --ex S, -nes), or else the first operand.
 sed_scripts(c) := scripts if {
-	scripts := sed_expressions(c.argv)
+	scripts := array.concat(sed_expressions(c.argv), [o.value | some o in object.get(c, "options", []); o.name == "--expression"])
 	count(scripts) > 0
 } else := [c.operands[0].text] if {
 	count(c.operands) > 0
