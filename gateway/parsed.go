@@ -177,11 +177,12 @@ func newParsedDoc(doc *parse.Document, key [sha256.Size]byte) (*parsedDoc, error
 	rest, err := json.Marshal(struct {
 		Commands    json.RawMessage    `json:"commands"`
 		Assignments []parse.Assignment `json:"assignments"`
+		Evaluations []parse.Evaluation `json:"evaluations"`
 		Features    parse.Features     `json:"features"`
 		Error       *parse.Error       `json:"error"`
 		Sandbox     parse.Sandbox      `json:"sandbox"`
 		Readonly    *parse.Readonly    `json:"readonly,omitempty"`
-	}{commands, doc.Assignments, doc.Features, doc.Error, doc.Sandbox, doc.Readonly})
+	}{commands, doc.Assignments, doc.Evaluations, doc.Features, doc.Error, doc.Sandbox, doc.Readonly})
 	if err != nil {
 		return nil, err
 	}

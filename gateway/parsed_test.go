@@ -16,8 +16,8 @@ import (
 func TestParsedDocInput(t *testing.T) {
 	t.Parallel()
 	// The parts name the document's fields one by one: a new field must be added there.
-	if n := reflect.TypeFor[parse.Document]().NumField(); n != 8 {
-		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 8: update newParsedDoc and appendInput", n)
+	if n := reflect.TypeFor[parse.Document]().NumField(); n != 9 {
+		t.Fatalf("parse.Document has %d fields; parsedDoc assembles 9: update newParsedDoc and appendInput", n)
 	}
 	opts := parse.Options{Cwd: "/ws/sub", Workspace: "/ws", ShellMode: "bash"}
 	docs := []*parse.Document{
@@ -27,6 +27,7 @@ body
 EOF
 ); f() { rm -r "$1"; }; f build`, opts),
 		parse.Script("echo 'unterminated", opts), // a parse error
+		parse.Script(`n=$(nproc); echo $((n+1)); x='\140id\140'; echo ${x@P}`, opts), // evaluations
 		parse.Argv([]string{"git", "log", "--format=%H <%ae>", "--", "a b"}, opts),
 	}
 	docs[0].Readonly = &parse.Readonly{Command: "cat a | head", File: "a", Path: "/ws/a"}
