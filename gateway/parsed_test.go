@@ -26,7 +26,7 @@ func TestParsedDocInput(t *testing.T) {
 body
 EOF
 ); f() { rm -r "$1"; }; f build`, opts),
-		parse.Script("echo 'unterminated", opts), // a parse error
+		parse.Script("echo 'unterminated", opts),                                     // a parse error
 		parse.Script(`n=$(nproc); echo $((n+1)); x='\140id\140'; echo ${x@P}`, opts), // evaluations
 		parse.Argv([]string{"git", "log", "--format=%H <%ae>", "--", "a b"}, opts),
 	}
