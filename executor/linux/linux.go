@@ -41,7 +41,8 @@ type Executor struct {
 	log       *slog.Logger
 
 	pool      chan *sandbox
-	cgFree    chan *cgroup.Group // empty cgroups of finished commands
+	cgFree    chan *cgroup.Group // empty cgroups: of finished commands, or made ahead
+	cgLow     chan struct{}      // takeCgroup found the stock low
 	poolOnce  sync.Once
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -95,7 +96,8 @@ func New(opts Options) (*Executor, error) {
 		cgroups:   cgroup.Detect(),
 		log:       opts.Logger,
 		pool:      make(chan *sandbox, max(opts.Pool, 0)),
-		cgFree:    make(chan *cgroup.Group, 8),
+		cgFree:    make(chan *cgroup.Group, 2*cgroupStock),
+		cgLow:     make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 	}
 	// The cgroups of a gateway that crashed are empty (its commands died with it): they
@@ -223,25 +225,28 @@ var rlimitNumbers = map[executor.RlimitResource]int{
 func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command) (executor.Result, error) {
 	res := executor.Result{Cwd: spec.Dir, Command: echo(spec)}
 	start := time.Now()
+	cmd, err := json.Marshal(wc)
+	if err != nil {
+		return executor.Result{}, executor.Internal("send the sandbox its command", err)
+	}
 	var s *sandbox
 	if !spec.Network {
 		s = e.fromPool()
 	}
 	if s == nil {
-		// The goroutine keeps its thread while the init lives: see start.
+		// The goroutine keeps its thread while the init lives: see start. A sandbox
+		// built for this command gets it with its layout: the init starts it as soon as
+		// it has reported ready, without waiting for a second message.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		var err error
-		if s, err = e.build(spec.Network); err != nil {
+		if s, err = e.build(spec.Network, cmd); err != nil {
 			return executor.Result{}, err
 		}
+	} else {
+		_, err = s.cfgW.Write(cmd)
+		s.cfgW.Close()
 	}
 	defer e.release(s)
-	b, err := json.Marshal(wc)
-	if err == nil {
-		_, err = s.cfgW.Write(b)
-	}
-	s.cfgW.Close()
 	if err != nil {
 		s.Kill()
 		return executor.Result{}, executor.Internal("send the sandbox its command", err)
@@ -322,7 +327,7 @@ func (e *Executor) Probe(ctx context.Context) (Status, error) {
 	go func() {
 		runtime.LockOSThread() // released only once the probe's init is gone
 		defer runtime.UnlockOSThread()
-		s, err := e.build(false)
+		s, err := e.build(false, nil)
 		if err != nil {
 			ch <- probed{err: err}
 			return

@@ -50,6 +50,17 @@ func Main() {
 			os.Exit(125)
 		}
 	}
+	// Stop signals are passed on to the command by runCommand, from this thread. Catching
+	// them starts the runtime's signal goroutine and its thread (measured: 0.4 ms), which
+	// happens beside the build rather than before it; a signal that arrives meanwhile
+	// waits for the command. The executor signals an init only once it has sent the
+	// command: until then it stops one with SIGKILL.
+	sigs := make(chan os.Signal, 8)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
+		close(notified)
+	}()
 	// The executor writes the config once the init is in its cgroup: reading it first
 	// keeps everything below inside the limits.
 	dec := wire.NewDecoder(cfgFile)
@@ -65,9 +76,7 @@ func Main() {
 	}
 	// What every command needs is done before the sandbox reports ready: a sandbox
 	// built ahead then starts its command at once.
-	// Stop signals are passed on to the command by runCommand, from this thread.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
+	<-notified
 	if err := os.Mkdir(home, 0o700); err != nil {
 		send(errorReport(fail("create "+home, err)))
 		os.Exit(125)
