@@ -1043,42 +1043,55 @@ func TestEscapeGatewayCrash(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", gateway, "./testdata/crashparent").CombinedOutput(); err != nil {
 		t.Fatalf("go build crashparent: %v\n%s", err, out)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(gateway, helper, ws, nsScript+"sleep 100")
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	// direct: the gateway starts the init itself; spawner: a probed gateway's spawner does.
+	for _, mode := range []string{"direct", "spawner"} {
+		t.Run(mode, func(t *testing.T) {
+			ws := filepath.Join(ws, mode)
+			if err := os.Mkdir(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{helper, ws, nsScript + "sleep 100"}
+			if mode == "spawner" {
+				args = append(args, "probe")
+			}
+			var stderr bytes.Buffer
+			cmd := exec.Command(gateway, args...)
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
+			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+			running := func() bool {
+				select {
+				case <-exited:
+					return false
+				default:
+					return true
+				}
+			}
+			ino := sandboxNamespace(t, ws, running)
+			// Wait (bounded) for the sleep to show in the host's /proc.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				if slices.ContainsFunc(inNamespace(ino), func(pid int) bool {
+					comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+					return string(comm) == "sleep\n"
+				}) {
+					break
+				}
+				if time.Now().After(deadline) || !running() {
+					t.Fatalf("no sleep in the sandbox; crashparent: %s", stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-exited
+			noSurvivors(t, ino, 5*time.Second)
+		})
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-	running := func() bool {
-		select {
-		case <-exited:
-			return false
-		default:
-			return true
-		}
-	}
-	ino := sandboxNamespace(t, ws, running)
-	// Wait (bounded) for the sleep to show in the host's /proc.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if slices.ContainsFunc(inNamespace(ino), func(pid int) bool {
-			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-			return string(comm) == "sleep\n"
-		}) {
-			break
-		}
-		if time.Now().After(deadline) || !running() {
-			t.Fatalf("no sleep in the sandbox; crashparent: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	noSurvivors(t, ino, 5*time.Second)
 }
 
 // TestNetworkWithoutUplink: where slirp4netns is missing, a command granted the network

@@ -48,6 +48,10 @@ type Executor struct {
 	closeOnce sync.Once
 	bg        sync.WaitGroup // the pool's filler and the inits being released
 	releasing atomic.Int32   // inits being released
+
+	spawn atomic.Bool // start the inits through a spawner: set by Probe
+	spMu  sync.Mutex
+	sp    *spawner
 }
 
 var _ executor.Executor = (*Executor)(nil)
@@ -315,10 +319,13 @@ func echo(spec executor.Spec) []string {
 }
 
 // Probe builds a complete sandbox once, with every protection, and runs nothing in it:
-// where it fails, the backend cannot be honoured here. It returns what is in force. Once
-// a probe has succeeded, the Executor keeps Options.Pool sandboxes built ahead.
+// where it fails, the backend cannot be honoured here. It returns what is in force.
+// From the probe on, the Executor is one for many commands: a spawner starts its inits
+// (see wire.SpawnArg), and once the probe has succeeded it keeps Options.Pool sandboxes
+// built ahead and empty cgroups made ahead.
 func (e *Executor) Probe(ctx context.Context) (Status, error) {
 	st := e.status()
+	e.spawn.Store(true)
 	type probed struct {
 		landlock int
 		err      error

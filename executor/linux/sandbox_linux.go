@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
-	"github.com/cmdgate/cmdgate/executor/internal/proc"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
@@ -22,12 +22,16 @@ import (
 // sandbox is one built sandbox: its init, ready for a command, with the command's
 // streams and cgroup.
 type sandbox struct {
-	cmd      *exec.Cmd
+	pid      int
+	proc     *os.Process // the init, when this process started it
+	spawned  *spawned    // the init, when the spawner started it
+	pidfdMu  sync.Mutex  // spawned.pidfd: signalled, then closed once the init is gone
+	status   unix.WaitStatus
 	cg       *cgroup.Group
 	streams  *executor.Streams
 	cfgW     *os.File         // the command goes here
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
-	exited   chan struct{}    // closed once the init has exited and been reaped
+	exited   chan struct{}    // closed once the init has exited (status then holds its status)
 	landlock int              // the ABI the init reported
 	uplink   *uplink          // the network, when the decision granted it
 }
@@ -45,18 +49,48 @@ func (s *sandbox) Interrupt() error { return s.signal(unix.SIGINT) }
 // are gone.
 func (s *sandbox) Kill() error { return s.signal(unix.SIGKILL) }
 
-// signal signals the init through its os.Process, which refuses once the init has been
-// reaped (a pidfd on Linux): a PID reused meanwhile is never signalled.
+// signal signals the init through a pidfd (its os.Process's, or the one the spawner
+// sent), which refuses once the init has exited: a PID reused meanwhile is never
+// signalled.
 func (s *sandbox) signal(sig unix.Signal) error {
-	err := s.cmd.Process.Signal(sig)
-	if err == nil || errors.Is(err, os.ErrProcessDone) {
-		return nil
+	var err error
+	if s.spawned != nil {
+		s.pidfdMu.Lock()
+		if s.spawned.pidfd >= 0 {
+			if err = unix.PidfdSendSignal(s.spawned.pidfd, sig, nil, 0); errors.Is(err, unix.ESRCH) {
+				err = nil
+			}
+		}
+		s.pidfdMu.Unlock()
+	} else if err = s.proc.Signal(sig); errors.Is(err, os.ErrProcessDone) {
+		err = nil
 	}
-	return fmt.Errorf("signal the sandbox init %d with %v: %w", s.cmd.Process.Pid, sig, err)
+	if err != nil {
+		return fmt.Errorf("signal the sandbox init %d with %v: %w", s.pid, sig, err)
+	}
+	return nil
+}
+
+// closePidfd closes the spawned init's pidfd, once it has exited.
+func (s *sandbox) closePidfd() {
+	if s.spawned == nil {
+		return
+	}
+	s.pidfdMu.Lock()
+	defer s.pidfdMu.Unlock()
+	if s.spawned.pidfd >= 0 {
+		unix.Close(s.spawned.pidfd)
+		s.spawned.pidfd = -1
+	}
 }
 
 // exitCode is the init's exit status in the shells' convention, once exited is closed.
-func (s *sandbox) exitCode() int { return proc.ExitCode(s.cmd.ProcessState) }
+func (s *sandbox) exitCode() int {
+	if s.status.Signaled() {
+		return 128 + int(s.status.Signal())
+	}
+	return s.status.ExitStatus()
+}
 
 // build starts an init in new namespaces and its cgroup, sends it the sandbox's layout
 // and waits until it reports the sandbox built. A non-nil cmd (a wire.Command) is sent
@@ -81,18 +115,16 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		cfgW.Close()
 		return nil, executor.Internal("create pipes", err)
 	}
-	ic := &exec.Cmd{
-		Path:        e.helper,
-		Args:        []string{HelperName},
-		Env:         []string{},
-		Dir:         "/",
-		Stdin:       streams.ChildStdin(),
-		Stdout:      streams.ChildStdout(),
-		Stderr:      streams.ChildStderr(),
-		ExtraFiles:  []*os.File{cfgR, repW}, // descriptors 3 and 4
-		SysProcAttr: sysProcAttr(),
+	s := &sandbox{streams: streams, cfgW: cfgW, reports: make(chan wire.Report, 4), exited: make(chan struct{})}
+	files := [wire.SpawnFiles]*os.File{streams.ChildStdin(), streams.ChildStdout(), streams.ChildStderr(), cfgR, repW}
+	sp, err := e.currentSpawner()
+	if err == nil {
+		if sp != nil {
+			s.spawned, s.pid, err = sp.spawn(files[:])
+		} else {
+			err = e.startInit(s, files)
+		}
 	}
-	err = ic.Start()
 	cfgR.Close()
 	repW.Close()
 	streams.ChildStarted()
@@ -102,16 +134,17 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		repR.Close()
 		return nil, executor.Internal("start the sandbox init "+e.helper, err)
 	}
-	s := &sandbox{cmd: ic, streams: streams, cfgW: cfgW,
-		reports: make(chan wire.Report, 4), exited: make(chan struct{})}
 	go func() {
 		wire.ReadReports(repR, s.reports)
 		repR.Close()
 	}()
-	go func() {
-		ic.Wait() // a non-zero exit is the command's; ProcessState has it
-		close(s.exited)
-	}()
+	if s.spawned != nil {
+		go func() {
+			<-s.spawned.exited
+			s.status = s.spawned.status
+			close(s.exited)
+		}()
+	}
 	fail := func(what string, err error) (*sandbox, error) {
 		s.Kill()
 		e.release(s)
@@ -121,7 +154,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		if s.cg, err = e.takeCgroup(); err != nil {
 			return fail("create the command's cgroup", err)
 		}
-		if err := s.cg.Add(ic.Process.Pid); err != nil {
+		if err := s.cg.Add(s.pid); err != nil {
 			return fail("move the sandbox into its cgroup", err)
 		}
 	}
@@ -142,7 +175,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		if layout.Unreachable, err = unreachable(); err != nil {
 			return fail("give the command the network", err)
 		}
-		if s.uplink, err = startUplink(e.uplink, ic.Process.Pid); err != nil {
+		if s.uplink, err = startUplink(e.uplink, s.pid); err != nil {
 			return fail("give the command the network", err)
 		}
 		layout.Network, layout.Nameserver = true, uplinkNameserver
@@ -268,26 +301,61 @@ func (e *Executor) putCgroup(g *cgroup.Group) {
 // buildTimeout bounds the building of one sandbox (milliseconds when the host is well).
 const buildTimeout = 30 * time.Second
 
-// sysProcAttr starts the init in new namespaces, in its own process group, killed with the
-// gateway. Its user namespace maps the gateway's user and group to themselves, so files
-// keep their owners; an unprivileged gateway passes the init the capabilities it needs
-// to build the sandbox (root in the namespace has them all). The network namespace is
-// new even when the decision grants the network: the uplink then connects it.
-func sysProcAttr() *syscall.SysProcAttr {
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET)
-	uid, gid := os.Getuid(), os.Getgid()
-	attr := &syscall.SysProcAttr{
-		Setpgid:                    true, // out of the terminal's foreground group
-		Pdeathsig:                  syscall.SIGKILL,
-		Cloneflags:                 flags,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
+// startInit starts the init as this process's child (wire.InitAttr: new namespaces,
+// killed with the calling thread), with files as its streams, config and report. The
+// init is s's from then on: a goroutine reaps it and closes s.exited.
+func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File) error {
+	cmd := &exec.Cmd{
+		Path:        e.helper,
+		Args:        []string{HelperName},
+		Env:         []string{},
+		Dir:         "/",
+		Stdin:       files[0],
+		Stdout:      files[1],
+		Stderr:      files[2],
+		ExtraFiles:  files[3:], // descriptors 3 and 4
+		SysProcAttr: wire.InitAttr(),
 	}
-	if uid != 0 {
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	if err := cmd.Start(); err != nil {
+		return err
 	}
-	return attr
+	s.proc, s.pid = cmd.Process, cmd.Process.Pid
+	go func() {
+		cmd.Wait() // a non-zero exit is the command's; ProcessState has it
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		s.status = unix.WaitStatus(ws)
+		close(s.exited)
+	}()
+	return nil
+}
+
+// currentSpawner returns the spawner that starts the inits of a probed Executor,
+// started anew when the last one is gone, or nil when this process starts them itself
+// (an Executor for one command: cmdgate sandbox run).
+func (e *Executor) currentSpawner() (*spawner, error) {
+	if !e.spawn.Load() {
+		return nil, nil
+	}
+	e.spMu.Lock()
+	defer e.spMu.Unlock()
+	if e.sp != nil && e.sp.alive() {
+		return e.sp, nil
+	}
+	select {
+	case <-e.stop:
+		return nil, errors.New("the executor is closed")
+	default:
+	}
+	if e.sp != nil {
+		e.log.Warn("sandbox: the spawner is gone; starting another", "pid", e.sp.pid)
+		e.sp.close()
+	}
+	sp, err := startSpawner(e.helper)
+	if err != nil {
+		return nil, err
+	}
+	e.sp = sp
+	return sp, nil
 }
 
 // release finishes with a sandbox whose command is over (or that will get none): it
@@ -304,6 +372,7 @@ func (e *Executor) release(s *sandbox) {
 		defer e.bg.Done()
 		defer e.releasing.Add(-1)
 		<-s.exited
+		s.closePidfd()
 		for range s.reports {
 		}
 		if s.uplink != nil {
@@ -327,7 +396,7 @@ func (e *Executor) startPool() {
 			e.bg.Add(1)
 			go e.stockCgroups()
 		}
-		if cap(e.pool) > 0 {
+		for range min(cap(e.pool), 2) {
 			e.bg.Add(1)
 			go e.fill()
 		}
@@ -387,7 +456,7 @@ func (e *Executor) fromPool() *sandbox {
 }
 
 // Close stops building sandboxes ahead, drops those built, waits for every init the
-// Executor started to be gone and removes the cgroups kept for reuse. Runs still going are not stopped; call Close after them.
+// Executor started to be gone, ends the spawner and removes the cgroups kept for reuse. Runs still going are not stopped; call Close after them.
 func (e *Executor) Close() error {
 	e.closeOnce.Do(func() { close(e.stop) })
 	for {
@@ -411,6 +480,12 @@ func (e *Executor) Close() error {
 		}
 		break
 	}
+	e.spMu.Lock()
+	if e.sp != nil {
+		e.sp.close()
+		e.sp = nil
+	}
+	e.spMu.Unlock()
 	var errs []error
 	for {
 		select {

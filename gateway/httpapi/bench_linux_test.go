@@ -3,10 +3,18 @@ package httpapi
 import (
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
+
+// agentPause is the pause between an agent's commands in BenchmarkExecHTTP/linux_paced,
+// with the timer stopped: long enough for the gateway to build the next sandbox ahead
+// (about 5 ms on a quiet 2-core machine), far shorter than the seconds a model takes
+// between commands. The back-to-back "linux" leaves the pool no time at all: it measures
+// the sustained rate, where every request pays for a sandbox's build in CPU.
+const agentPause = 25 * time.Millisecond
 
 func init() {
 	execHTTPPeers = append(execHTTPPeers,
@@ -15,6 +23,12 @@ func init() {
 			run  func(b *testing.B, body []byte)
 		}{"linux", func(b *testing.B, body []byte) {
 			benchPostEnv(b, linuxEnvWith(b, gateway.SandboxLinux), "/v1/exec", body)
+		}},
+		struct {
+			name string
+			run  func(b *testing.B, body []byte)
+		}{"linux_paced", func(b *testing.B, body []byte) {
+			benchPostEnv(b, linuxEnvWith(b, gateway.SandboxLinux), "/v1/exec", body, agentPause)
 		}},
 		struct {
 			name string

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
 )
@@ -25,9 +26,10 @@ func BenchmarkDecideHTTP(b *testing.B) {
 // plus starting and reaping the command and appending the execution record, the
 // decision record durable before the command starts and the execution record before
 // the answer. "process" runs it as a plain child; on Linux, "linux" runs it in the
-// sandbox beside "bwrap", the peer: `bwrap --unshare-all --die-with-parent true` as a
-// process, in the same run. Each reports the phases of its requests (Server-Timing) as
-// µs/op metrics.
+// sandbox back to back and "linux_paced" with a pause between requests, as an agent
+// sends them (see agentPause), beside "bwrap", the peer: `bwrap --unshare-all
+// --die-with-parent true` as a process, in the same run. Each reports the phases of its
+// requests (Server-Timing) as µs/op metrics.
 func BenchmarkExecHTTP(b *testing.B) {
 	body := []byte(`{"argv":["true"],"shell_mode":"direct"}`)
 	b.Run("process", func(b *testing.B) { benchPostEnv(b, newEnv(b), "/v1/exec", body) })
@@ -46,14 +48,20 @@ func benchPost(b *testing.B, path string, body []byte) {
 	benchPostEnv(b, newEnv(b), path, body)
 }
 
-// benchPostEnv POSTs body to path of env as fast as answers come, and reports each
-// phase's mean (from the answers' Server-Timing) as "<phase>-µs/op".
-func benchPostEnv(b *testing.B, env *testEnv, path string, body []byte) {
+// benchPostEnv POSTs body to path of env as fast as answers come, or with the timer
+// stopped for pause between requests when one is given, and reports each phase's mean
+// (from the answers' Server-Timing) as "<phase>-µs/op".
+func benchPostEnv(b *testing.B, env *testEnv, path string, body []byte, pause ...time.Duration) {
 	client := &http.Client{}
 	phases := map[string]float64{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		if len(pause) > 0 {
+			b.StopTimer()
+			time.Sleep(pause[0])
+			b.StartTimer()
+		}
 		req, _ := http.NewRequest("POST", env.url+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", env.tokens["agent"])
 		resp, err := client.Do(req)

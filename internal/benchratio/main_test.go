@@ -27,7 +27,7 @@ PASS
 	fold := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	got := fold(strings.Join(ratios(res), " | "))
 	for _, want := range []string{
-		"POST /v1/exec (linux sandbox) ÷ bwrap --unshare-all true      0.800×  target ≤ 1.00×  ok",
+		"POST /v1/exec (linux sandbox), back to back ÷ bwrap 0.800×  target ≤ 1.00×  ok",
 		"decide ÷ plain OPA embedding (script)",
 		"decide ÷ plain OPA embedding (short)",
 		"/v1/decide req/s ÷ stock OPA server                             0.500×  target ≥ 0.60×  MISSED",

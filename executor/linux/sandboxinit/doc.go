@@ -18,4 +18,8 @@
 // SIGHUP and SIGQUIT on to every process of the sandbox, and exits with the command's
 // status, which ends every process left in the pid namespace. It writes a wire.Report on
 // descriptor 4 before it exits.
+//
+// Run with the single argument "spawn" (wire.SpawnArg), the program is the spawner of a
+// long-running executor instead: it starts an init for each request on its socket and
+// reports each one's exit (see package wire).
 package sandboxinit

@@ -30,8 +30,13 @@ func init() { runtime.LockOSThread() }
 
 // Main is the whole init: it never returns. Its exit status is the command's (128+N for
 // signal N), 0 when no command came, 125 when the sandbox could not be built, 127 when
-// the command could not start; the Reports on descriptor 4 say which.
+// the command could not start; the Reports on descriptor 4 say which. With the single
+// argument wire.SpawnArg it is the spawner instead, which starts inits for a
+// long-running executor.
 func Main() {
+	if len(os.Args) == 2 && os.Args[1] == wire.SpawnArg {
+		spawn()
+	}
 	rep := os.NewFile(wire.ReportFD, "report")
 	cfgFile := os.NewFile(wire.ConfigFD, "config")
 	if rep == nil || cfgFile == nil {

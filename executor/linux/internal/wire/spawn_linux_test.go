@@ -1,0 +1,73 @@
+package wire
+
+import (
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestPacket: a packet carries its object and its descriptors; a malformed one is an
+// error that leaves no descriptor open.
+func TestPacket(t *testing.T) {
+	t.Parallel()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	recv := func() ([]byte, []byte) {
+		buf, oob := make([]byte, MaxPacket), make([]byte, OOBSpace(SpawnFiles))
+		n, oobn, _, _, err := unix.Recvmsg(fds[1], buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf[:n], oob[:oobn]
+	}
+
+	if err := SendPacket(fds[0], SpawnReply{ID: 7, Pid: 42}, int(w.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	var rep SpawnReply
+	b, oob := recv()
+	passed, err := DecodePacket(b, oob, &rep)
+	if err != nil || rep.ID != 7 || rep.Pid != 42 || len(passed) != 1 {
+		t.Fatalf("DecodePacket = %+v, %v, %v", rep, passed, err)
+	}
+	// The descriptor passed is the pipe's write end: what is written reaches r.
+	if _, err := unix.Write(passed[0], []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(passed[0])
+	one := make([]byte, 1)
+	if n, err := r.Read(one); n != 1 || one[0] != 'x' {
+		t.Fatalf("read through the passed descriptor: %q, %v", one[:n], err)
+	}
+
+	// Not JSON, with a descriptor: an error, and the descriptor is closed.
+	if err := unix.Sendmsg(fds[0], []byte("{not json"), unix.UnixRights(int(w.Fd())), nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	b, oob = recv()
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("control message: %v, %v", msgs, err)
+	}
+	rights, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(rights) != 1 {
+		t.Fatalf("rights: %v, %v", rights, err)
+	}
+	if _, err := DecodePacket(b, oob, &rep); err == nil {
+		t.Fatal("DecodePacket of a malformed packet succeeded")
+	}
+	if _, err := unix.FcntlInt(uintptr(rights[0]), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Errorf("the descriptor of a malformed packet is still open: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package sandboxinit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
+	"golang.org/x/sys/unix"
+)
+
+// spawn is the spawner (see wire.SpawnArg): it starts an init for every request on its
+// socket, from the main thread, so that every init's parent-death signal is tied to
+// this process's life, and reports each init's exit. It exits at end of file on the
+// socket, taking every init it started with it.
+func spawn() {
+	const sock = wire.SpawnFD
+	// Nothing of the spawner but what a request passes reaches an init.
+	if err := unix.CloseRange(sock, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner: close-on-exec:", err)
+		os.Exit(125)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner:", err)
+		os.Exit(125)
+	}
+	var sendMu sync.Mutex
+	reply := func(r wire.SpawnReply, files ...int) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if err := wire.SendPacket(sock, r, files...); err != nil {
+			os.Exit(125) // the executor is gone
+		}
+	}
+	buf := make([]byte, wire.MaxPacket)
+	oob := make([]byte, wire.OOBSpace(wire.SpawnFiles))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			os.Exit(0)
+		}
+		var req wire.SpawnRequest
+		fds, err := wire.DecodePacket(buf[:n], oob[:oobn], &req)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner:", err)
+			os.Exit(125)
+		}
+		if len(fds) != wire.SpawnFiles {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			reply(wire.SpawnReply{ID: req.ID, Error: fmt.Sprintf("spawner: %d descriptors, want %d", len(fds), wire.SpawnFiles)})
+			continue
+		}
+		cmd, pidfd, err := startInit(self, fds)
+		if err != nil {
+			reply(wire.SpawnReply{ID: req.ID, Error: err.Error()})
+			continue
+		}
+		reply(wire.SpawnReply{ID: req.ID, Pid: cmd.Process.Pid}, pidfd)
+		unix.Close(pidfd)
+		go func(id uint64) {
+			cmd.Wait() // the status is the init's; ProcessState has it
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			reply(wire.SpawnReply{ID: id, Exited: true, Status: uint32(ws)})
+		}(req.ID)
+	}
+}
+
+// startInit starts an init with fds as its streams, config and report, and returns it
+// with a pidfd for the executor. It closes fds.
+func startInit(self string, fds []int) (*exec.Cmd, int, error) {
+	files := make([]*os.File, len(fds))
+	for i, fd := range fds {
+		files[i] = os.NewFile(uintptr(fd), "spawned")
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	pidfd := -1
+	attr := wire.InitAttr()
+	attr.PidFD = &pidfd
+	cmd := &exec.Cmd{
+		Path:        self,
+		Args:        []string{"cmdgate-sandbox"},
+		Env:         []string{},
+		Dir:         "/",
+		Stdin:       files[0],
+		Stdout:      files[1],
+		Stderr:      files[2],
+		ExtraFiles:  files[3:], // descriptors 3 and 4
+		SysProcAttr: attr,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, -1, fmt.Errorf("start the sandbox init %s: %w", self, err)
+	}
+	return cmd, pidfd, nil
+}

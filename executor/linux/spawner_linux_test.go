@@ -1,0 +1,105 @@
+package linux_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+)
+
+// TestSpawnerGone: when the spawner dies (killed from outside), the commands of the
+// inits it started die with it, the runs waiting for them end, and the next command
+// gets a new spawner.
+func TestSpawnerGone(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{Pool: -1})
+	first := e.SpawnerPid()
+	if first == 0 {
+		t.Fatal("a probed Executor has no spawner")
+	}
+	if comm, err := os.ReadFile("/proc/" + strconv.Itoa(first) + "/cmdline"); err != nil || !strings.Contains(string(comm), "spawn") {
+		t.Fatalf("pid %d is not the spawner: %q, %v", first, comm, err)
+	}
+	running, wait := runAsync(e, executor.Spec{Script: nsScript + "sleep 100", Dir: ws, Timeout: 60 * time.Second})
+	ino := sandboxNamespace(t, ws, running)
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var res executor.Result
+	var err error
+	go func() { res, err = wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run did not end within 20 s of its spawner's death")
+	}
+	if err == nil && res.ExitCode != 128+int(syscall.SIGKILL) {
+		t.Errorf("Run = %+v, want the command killed (exit 137) or an error", res)
+	}
+	noSurvivors(t, ino, 5*time.Second)
+
+	res = run(t, e, ws, "echo again")
+	if res.ExitCode != 0 || res.Stdout != "again\n" {
+		t.Fatalf("after the spawner's death: %+v", res)
+	}
+	if again := e.SpawnerPid(); again == 0 || again == first {
+		t.Errorf("spawner pid after its death = %d, want a new one (the dead one was %d)", again, first)
+	}
+}
+
+// TestSpawnerClose: Close ends the spawner.
+func TestSpawnerClose(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{})
+	if res := run(t, e, ws, "true"); res.ExitCode != 0 {
+		t.Fatalf("true: %+v", res)
+	}
+	pid := e.SpawnerPid()
+	if pid == 0 {
+		t.Fatal("a probed Executor has no spawner")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// Reaped by Close: the pid names no process of ours any more (or, reused, another
+	// program).
+	if cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && strings.Contains(string(cmd), linux.HelperName) {
+		t.Errorf("the spawner %d is still there after Close: %q", pid, cmd)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := e.Run(ctx, executor.Spec{Script: "true", Dir: ws, Timeout: time.Second}); err == nil {
+		t.Error("Run after Close succeeded")
+	}
+}
+
+// TestSpawnerBadRequest: a request without the five descriptors an init needs is
+// refused with the reason, and the spawner goes on serving.
+func TestSpawnerBadRequest(t *testing.T) {
+	t.Parallel()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for _, n := range []int{0, 1, 4} {
+		files := make([]*os.File, n)
+		for i := range files {
+			files[i] = null
+		}
+		first, after := linux.SpawnWith(helper, files)
+		if first == nil || !strings.Contains(first.Error(), "want 5") {
+			t.Errorf("%d descriptors: %v, want a refusal naming the 5 descriptors", n, first)
+		}
+		if after != nil {
+			t.Errorf("after a request with %d descriptors, a good one: %v", n, after)
+		}
+	}
+}
