@@ -63,8 +63,9 @@ func (c Caches) Env() []string {
 	return append(env, "MAVEN_OPTS=-Dmaven.repo.local="+filepath.Join(c.Dir, mavenRepo))
 }
 
-// Prepare creates the area and its directories (mode 0700), as needed; it is cheap
-// when they exist.
+// Prepare creates the area and its directories (mode 0700), as needed. It runs before
+// every command (ClearCaches empties the area), so it is cheap when they exist: one
+// stat of the directory it makes last.
 func (c Caches) Prepare() error {
 	if c.Dir == "" {
 		return nil
@@ -75,6 +76,9 @@ func (c Caches) Prepare() error {
 	dirs := []string{c.Home(), filepath.Join(c.Dir, mavenRepo)}
 	for _, v := range cacheVars {
 		dirs = append(dirs, filepath.Join(c.Dir, v.dir))
+	}
+	if fi, err := os.Stat(dirs[len(dirs)-1]); err == nil && fi.IsDir() {
+		return nil
 	}
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {

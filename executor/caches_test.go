@@ -71,6 +71,16 @@ func TestClearCaches(t *testing.T) {
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("ClearCaches followed a link out of the area: %v", err)
 	}
+	// The next command's Prepare refills the emptied area.
+	if err := c.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range c.Env() {
+		v := strings.TrimPrefix(kv[strings.IndexByte(kv, '=')+1:], "-Dmaven.repo.local=")
+		if fi, err := os.Stat(v); err != nil || !fi.IsDir() {
+			t.Errorf("after ClearCaches and Prepare, %s is not a directory: %v", kv, err)
+		}
+	}
 	if err := executor.ClearCaches(filepath.Join(root, "missing")); err != nil {
 		t.Errorf("ClearCaches(missing) = %v, want nil", err)
 	}
