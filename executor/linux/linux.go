@@ -48,6 +48,8 @@ type Executor struct {
 	closeOnce sync.Once
 	bg        sync.WaitGroup // the pool's filler and the inits being released
 	releasing atomic.Int32   // inits being released
+	running   atomic.Int32   // Runs in progress
+	settled   chan struct{}  // a Run ended or took a sandbox: see settle
 
 	spawn atomic.Bool // start the inits through a spawner: set by Probe
 	spMu  sync.Mutex
@@ -102,6 +104,7 @@ func New(opts Options) (*Executor, error) {
 		pool:      make(chan *sandbox, max(opts.Pool, 0)),
 		cgFree:    make(chan *cgroup.Group, 2*cgroupStock),
 		cgLow:     make(chan struct{}, 1),
+		settled:   make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 	}
 	// The cgroups of a gateway that crashed are empty (its commands died with it): they
@@ -167,6 +170,11 @@ func (e *Executor) Workspace() string { return e.workspace }
 
 // Run runs spec in a new sandbox; see the package documentation.
 func (e *Executor) Run(ctx context.Context, spec executor.Spec) (executor.Result, error) {
+	e.running.Add(1)
+	defer func() {
+		e.running.Add(-1)
+		e.nudge()
+	}()
 	spec, err := e.cfg.Prepare(spec)
 	if err != nil {
 		return executor.Result{}, err

@@ -416,6 +416,7 @@ func (e *Executor) fill() {
 			return
 		default:
 		}
+		e.settle()
 		s, err := e.build(false, nil)
 		if err != nil {
 			e.log.Error("sandbox: build a sandbox ahead", "err", err)
@@ -437,8 +438,42 @@ func (e *Executor) fill() {
 	}
 }
 
+// settleMax bounds how long a build ahead waits for the commands running to end.
+const settleMax = 50 * time.Millisecond
+
+// settle holds a build ahead back while commands run and the pool still has a sandbox
+// for the next one, at most settleMax: the build would share the CPUs with the command
+// and slow it down, and between an agent's commands there is time. An empty pool is
+// refilled at once: a burst is waiting for it.
+func (e *Executor) settle() {
+	var deadline <-chan time.Time
+	for len(e.pool) > 0 && e.running.Load() > 0 {
+		if deadline == nil {
+			t := time.NewTimer(settleMax)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-e.settled:
+		case <-deadline:
+			return
+		case <-e.stop:
+			return
+		}
+	}
+}
+
+// nudge wakes a build ahead held back by settle: a command ended or took a sandbox.
+func (e *Executor) nudge() {
+	select {
+	case e.settled <- struct{}{}:
+	default:
+	}
+}
+
 // fromPool takes a built sandbox whose init is still alive, or returns nil.
 func (e *Executor) fromPool() *sandbox {
+	defer e.nudge()
 	for {
 		select {
 		case s := <-e.pool:

@@ -33,15 +33,29 @@ func init() {
 		struct {
 			name string
 			run  func(b *testing.B, body []byte)
-		}{"bwrap", func(b *testing.B, _ []byte) {
-			// The same peer as the sandbox's own benchmark (executor/linux).
-			bwrap := testenv.NeedCommand(b, "bwrap")
-			args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
-			for b.Loop() {
-				if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
-					b.Fatalf("bwrap: %v\n%s", err, out)
-				}
-			}
-		}},
+		}{"bwrap", func(b *testing.B, _ []byte) { benchBwrap(b, 0) }},
+		struct {
+			name string
+			run  func(b *testing.B, body []byte)
+		}{"bwrap_paced", func(b *testing.B, _ []byte) { benchBwrap(b, agentPause) }},
 	)
+}
+
+// benchBwrap runs the peer, the same as the sandbox's own benchmark (executor/linux),
+// with the timer stopped for pause between runs when one is given: after a pause the
+// machine is slower to answer (idle CPUs sleep, caches cool), so a paced run is
+// compared with a paced peer.
+func benchBwrap(b *testing.B, pause time.Duration) {
+	bwrap := testenv.NeedCommand(b, "bwrap")
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
+	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
+		if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
+			b.Fatalf("bwrap: %v\n%s", err, out)
+		}
+	}
 }

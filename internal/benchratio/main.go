@@ -28,7 +28,7 @@ type pair struct {
 
 // pairs are the targets of cmdgate's benchmarks.
 var pairs = []pair{
-	{Label: "POST /v1/exec (linux sandbox), paced ÷ bwrap --unshare-all true", Of: "BenchmarkExecHTTP/linux_paced", Peer: "BenchmarkExecHTTP/bwrap", Unit: "ns/op", Max: 1.0},
+	{Label: "POST /v1/exec (linux sandbox) ÷ bwrap --unshare-all true, paced", Of: "BenchmarkExecHTTP/linux_paced", Peer: "BenchmarkExecHTTP/bwrap_paced", Unit: "ns/op", Max: 1.0},
 	{Label: "POST /v1/exec (linux sandbox), back to back ÷ bwrap", Of: "BenchmarkExecHTTP/linux", Peer: "BenchmarkExecHTTP/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "linux sandbox, warm ÷ bwrap", Of: "BenchmarkSandbox/linux", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 0.6},
 	{Label: "linux sandbox, cold ÷ bwrap", Of: "BenchmarkSandbox/linux_cold", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 1.0},
