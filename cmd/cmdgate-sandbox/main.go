@@ -4,6 +4,17 @@
 // starts once per command.
 package main
 
-import "github.com/cmdgate/cmdgate/executor/linux/sandboxinit"
+import (
+	"os"
 
-func main() { sandboxinit.Main() }
+	"github.com/cmdgate/cmdgate/executor/linux/sandboxinit"
+	"github.com/cmdgate/cmdgate/executor/linux/sandboxrun"
+	"github.com/cmdgate/cmdgate/internal/handover"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == handover.Arg {
+		os.Exit(sandboxrun.Main(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	sandboxinit.Main()
+}

@@ -348,7 +348,7 @@ func (m *Main) writeBatchError(line int, message string) {
 		Type          string   `json:"type"`
 		Line          int      `json:"line"`
 		Error         cliError `json:"error"`
-	}{schemaVersion, false, "decide", line, cliError{"INVALID_ARGUMENT", message}}
+	}{schemaVersion, false, "decide", line, cliError{Code: "INVALID_ARGUMENT", Message: message}}
 	b, _ := json.Marshal(out)
 	m.Stdout.Write(append(b, '\n'))
 }

@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// First of cmdgate's initialisers: `sandbox run` leaves before the others run.
+	_ "github.com/cmdgate/cmdgate/cmd/cmdgate/internal/early"
 )
 
 func main() {

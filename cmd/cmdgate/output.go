@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cmdgate/cmdgate/internal/envelope"
 )
 
-// schemaVersion is the version of the JSON envelope every subcommand prints (the agent-exec convention:
-// `schema_version`, `ok`, `type`, and `error` when ok is false).
-const schemaVersion = 1
+// schemaVersion is the version of the JSON envelope every subcommand prints.
+const schemaVersion = envelope.SchemaVersion
 
 // writeResult prints payload, a value that marshals to a JSON object, as one line on
 // stdout inside the envelope {"schema_version","ok":true,"type",...payload fields}.
@@ -49,7 +50,7 @@ func (m *Main) writeEnvelope(typ string, e *cliError, payload any) bool {
 // whose tests failed): the envelope with ok false and the error, then the payload's
 // fields; the message goes to stderr too. It returns exitError.
 func (m *Main) writeFailed(typ, code, message string, payload any) int {
-	if !m.writeEnvelope(typ, &cliError{code, message}, payload) {
+	if !m.writeEnvelope(typ, &cliError{Code: code, Message: message}, payload) {
 		return m.writeError(typ, code, message)
 	}
 	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, message)
@@ -57,22 +58,11 @@ func (m *Main) writeFailed(typ, code, message string, payload any) int {
 }
 
 // cliError is the error member of a failed result.
-type cliError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type cliError = envelope.Error
 
 // writeError prints a failed result on stdout and the message on stderr, and returns
 // exitError.
 func (m *Main) writeError(typ, code, message string) int {
-	out := struct {
-		SchemaVersion int      `json:"schema_version"`
-		OK            bool     `json:"ok"`
-		Type          string   `json:"type"`
-		Error         cliError `json:"error"`
-	}{schemaVersion, false, typ, cliError{code, message}}
-	b, _ := json.Marshal(out)
-	m.Stdout.Write(append(b, '\n'))
-	fmt.Fprintf(m.Stderr, "cmdgate %s: %s\n", typ, message)
+	envelope.WriteError(m.Stdout, m.Stderr, typ, code, message)
 	return exitError
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/executor/linux/sandboxrun"
 )
 
 const sandboxUsage = `usage: cmdgate sandbox run [flags] -- ARGV...
@@ -57,7 +57,7 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	cwd := fs.String("cwd", "", "working directory, inside the workspace (default: the workspace)")
 	network := fs.Bool("network", false, "give the command the network, as a decision granting it does: the outside world through the sandbox's uplink (slirp4netns), not the host's own addresses")
 	script := fs.String("c", "", "the command as a shell script")
-	timeout := fs.Duration("timeout", 30*time.Second, "timeout of the command")
+	timeout := fs.Duration("timeout", sandboxrun.DefaultTimeout, "timeout of the command")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	argv, err := m.parseFlags(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -128,13 +128,6 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 		m.writeResult(typ, res)
 		return res.ExitCode
 	}
-	fmt.Fprint(m.Stdout, res.Stdout)
-	fmt.Fprint(m.Stderr, res.Stderr)
-	if res.StdoutTruncated || res.StderrTruncated {
-		fmt.Fprintf(m.Stderr, "cmdgate sandbox: output truncated (%d and %d bytes written)\n", res.StdoutBytes, res.StderrBytes)
-	}
-	if res.TimedOut {
-		fmt.Fprintf(m.Stderr, "cmdgate sandbox: timed out after %v\n", *timeout)
-	}
+	sandboxrun.Print(m.Stdout, m.Stderr, res, *timeout)
 	return res.ExitCode
 }

@@ -1,19 +1,17 @@
 package linux
 
 import (
-	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
+	"github.com/cmdgate/cmdgate/internal/handover"
 )
 
 // HelperName is the sandbox init program (cmd/cmdgate-sandbox).
-const HelperName = "cmdgate-sandbox"
+const HelperName = handover.HelperName
 
 // SandboxHome is HOME inside a sandbox without tool caches: a directory of its private
 // /tmp. With caches, HOME is executor.Caches.Home.
@@ -124,18 +122,4 @@ func cleanAll(paths []string) []string {
 }
 
 // FindHelper looks for cmdgate-sandbox beside the running program, then in PATH.
-func FindHelper() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		if self, err = filepath.EvalSymlinks(self); err == nil {
-			p := filepath.Join(filepath.Dir(self), HelperName)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
-	}
-	p, err := exec.LookPath(HelperName)
-	if err != nil {
-		return "", fmt.Errorf("sandbox: %s is neither beside this program nor in PATH (`make build` builds it into bin/): %w", HelperName, err)
-	}
-	return filepath.Abs(p)
-}
+func FindHelper() (string, error) { return handover.FindHelper() }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cmdgate/cmdgate/internal/testenv"
+)
+
+// runBin runs the program bin with args in dir and returns what it printed and its
+// exit status.
+func runBin(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s %q: %v", bin, args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestSandboxRunHandover: cmdgate hands an ordinary `sandbox run` over to
+// cmdgate-sandbox before the policy engine's initialisers run, and the run handed over
+// prints and exits exactly as cmdgate's own does (forced here by a configuration file,
+// empty: the same defaults).
+func TestSandboxRunHandover(t *testing.T) {
+	t.Parallel()
+	bin, err := testenv.BuildCmdgate("handover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "cmdgate.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws); code != 0 {
+		testenv.Skip(t, "the linux sandbox cannot be built here: %s", stderr)
+	}
+
+	// The initialisers that ran: the handover's are cmdgate's first ones, then
+	// cmdgate-sandbox's; cmdgate's own run goes through the policy engine's.
+	trace := []string{"GODEBUG=inittrace=1"}
+	const opa, helperInit = "init github.com/open-policy-agent/opa/v1/ast @", "init github.com/cmdgate/cmdgate/executor/linux/sandboxinit @"
+	stdout, stderr, code := runBin(t, ws, trace, bin, "sandbox", "run", "--workspace", ws, "--", "/bin/echo", "hi")
+	if code != 0 || stdout != "hi\n" || strings.Contains(stderr, opa) || !strings.Contains(stderr, helperInit) {
+		t.Errorf("handed over: exit %d, stdout %q; the policy engine initialised: %v; cmdgate-sandbox ran: %v",
+			code, stdout, strings.Contains(stderr, opa), strings.Contains(stderr, helperInit))
+	}
+	stdout, stderr, code = runBin(t, ws, trace, bin, "sandbox", "run", "--config", empty, "--workspace", ws, "--", "/bin/echo", "hi")
+	if code != 0 || stdout != "hi\n" || !strings.Contains(stderr, opa) {
+		t.Errorf("with --config: exit %d, stdout %q; the policy engine initialised: %v (cmdgate ran it)", code, stdout, strings.Contains(stderr, opa))
+	}
+
+	for _, args := range [][]string{
+		{"-c", "echo out; echo err >&2; exit 3"},
+		{"--", "/bin/echo", "hello", "--", "x"},
+		{"--cwd", "sub", "-c", "pwd; ls /"},
+		{"--cwd", "/", "--", "/bin/true"},
+		{"--", "no-such-program-xyz"},
+		{"--timeout", "1s", "-c", "echo before; sleep 10"},
+		{"-c", "head -c 3000000 /dev/zero | tr '\\0' x"},
+		{"--network=false", "-c", "cat /proc/self/status | grep -c ^Cap"},
+	} {
+		full := append([]string{"sandbox", "run", "--workspace", ws}, args...)
+		viaConfig := append([]string{"sandbox", "run", "--config", empty, "--workspace", ws}, args...)
+		o1, e1, c1 := runBin(t, ws, nil, bin, full...)
+		o2, e2, c2 := runBin(t, ws, nil, bin, viaConfig...)
+		if o1 != o2 || e1 != e2 || c1 != c2 {
+			t.Errorf("%q: handed over: exit %d, stdout %q, stderr %q\ncmdgate's own: exit %d, stdout %q, stderr %q",
+				args, c1, trim(o1), trim(e1), c2, trim(o2), trim(e2))
+		}
+	}
+}
+
+// trim shortens long output in failure messages.
+func trim(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
