@@ -70,6 +70,11 @@ func (w Workspace) Resolve(cwd string) (string, error) {
 	if !w.contains(p) {
 		return "", Errorf(CodeInvalidArgument, "cwd %q is outside the workspace", cwd)
 	}
+	// Most requests name a directory reached without a symbolic link: it is its own
+	// real path, which one system call proves.
+	if noSymlinkDir(p) {
+		return p, nil
+	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", Errorf(CodeNotDirectory, "cwd %q does not exist", cwd)
