@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -266,15 +265,9 @@ func (e *Executor) stockCgroups() {
 				e.log.Error("sandbox: make a cgroup ahead", "err", err)
 				break
 			}
-			select {
-			case e.cgFree <- g:
-				continue
-			default:
+			if !e.keepCgroup(g) {
+				break
 			}
-			if err := g.Remove(); err != nil {
-				e.log.Error("sandbox: remove a command's cgroup", "err", err)
-			}
-			break
 		}
 		select {
 		case <-e.stop:
@@ -287,12 +280,25 @@ func (e *Executor) stockCgroups() {
 // putCgroup keeps an empty cgroup for the next command, or removes it.
 func (e *Executor) putCgroup(g *cgroup.Group) {
 	if empty, err := g.Empty(); err == nil && empty {
-		select {
-		case e.cgFree <- g:
-			return
-		default:
-		}
+		e.keepCgroup(g)
+		return
 	}
+	e.removeCgroup(g)
+}
+
+// keepCgroup keeps an empty cgroup among the free ones, or removes it when they are
+// enough; it reports whether it kept it.
+func (e *Executor) keepCgroup(g *cgroup.Group) bool {
+	select {
+	case e.cgFree <- g:
+		return true
+	default:
+		e.removeCgroup(g)
+		return false
+	}
+}
+
+func (e *Executor) removeCgroup(g *cgroup.Group) {
 	if err := g.Remove(); err != nil {
 		e.log.Error("sandbox: remove a command's cgroup", "err", err)
 	}
@@ -305,17 +311,7 @@ const buildTimeout = 30 * time.Second
 // killed with the calling thread), with files as its streams, config and report. The
 // init is s's from then on: a goroutine reaps it and closes s.exited.
 func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File) error {
-	cmd := &exec.Cmd{
-		Path:        e.helper,
-		Args:        []string{HelperName},
-		Env:         []string{},
-		Dir:         "/",
-		Stdin:       files[0],
-		Stdout:      files[1],
-		Stderr:      files[2],
-		ExtraFiles:  files[3:], // descriptors 3 and 4
-		SysProcAttr: wire.InitAttr(),
-	}
+	cmd := wire.InitCmd(e.helper, files[:])
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -88,19 +88,8 @@ func startInit(self string, fds []int) (*exec.Cmd, int, error) {
 		}
 	}()
 	pidfd := -1
-	attr := wire.InitAttr()
-	attr.PidFD = &pidfd
-	cmd := &exec.Cmd{
-		Path:        self,
-		Args:        []string{"cmdgate-sandbox"},
-		Env:         []string{},
-		Dir:         "/",
-		Stdin:       files[0],
-		Stdout:      files[1],
-		Stderr:      files[2],
-		ExtraFiles:  files[3:], // descriptors 3 and 4
-		SysProcAttr: attr,
-	}
+	cmd := wire.InitCmd(self, files)
+	cmd.SysProcAttr.PidFD = &pidfd
 	if err := cmd.Start(); err != nil {
 		return nil, -1, fmt.Errorf("start the sandbox init %s: %w", self, err)
 	}

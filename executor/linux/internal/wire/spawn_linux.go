@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
+
+	"github.com/cmdgate/cmdgate/internal/handover"
 
 	"golang.org/x/sys/unix"
 )
@@ -105,6 +108,22 @@ func OOBSpace(n int) int { return unix.CmsgSpace(4 * n) }
 func closeAll(fds []int) {
 	for _, fd := range fds {
 		unix.Close(fd)
+	}
+}
+
+// InitCmd is the init at path, to be started with files as its standard streams, its
+// config (ConfigFD) and its report (ReportFD), with InitAttr.
+func InitCmd(path string, files []*os.File) *exec.Cmd {
+	return &exec.Cmd{
+		Path:        path,
+		Args:        []string{handover.HelperName},
+		Env:         []string{},
+		Dir:         "/",
+		Stdin:       files[0],
+		Stdout:      files[1],
+		Stderr:      files[2],
+		ExtraFiles:  files[3:], // descriptors 3 and 4
+		SysProcAttr: InitAttr(),
 	}
 }
 
