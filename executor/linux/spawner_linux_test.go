@@ -2,7 +2,9 @@ package linux_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -100,6 +102,32 @@ func TestSpawnerBadRequest(t *testing.T) {
 		}
 		if after != nil {
 			t.Errorf("after a request with %d descriptors, a good one: %v", n, after)
+		}
+	}
+}
+
+// TestHelperByHand: cmdgate-sandbox run by hand, in any of its roles, says what is
+// wrong and exits without doing anything.
+func TestHelperByHand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{nil, 125, "started without its descriptors"},
+		{[]string{"spawn"}, 125, "started without its socket"},
+		{[]string{"run"}, 2, "give either -c SCRIPT or -- ARGV"},
+		{[]string{"run", "-c", "true", "--", "true"}, 2, "give either -c SCRIPT or -- ARGV"},
+		{[]string{"run", "-bogus"}, 1, "flag provided but not defined"},
+	} {
+		cmd := exec.Command(helper, tc.args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(stderr.String(), tc.stderr) {
+			t.Errorf("cmdgate-sandbox %q: %v, stderr %q; want exit %d and %q", tc.args, err, stderr.String(), tc.code, tc.stderr)
 		}
 	}
 }

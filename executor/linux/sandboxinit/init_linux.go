@@ -37,9 +37,15 @@ func Main() {
 	if len(os.Args) == 2 && os.Args[1] == wire.SpawnArg {
 		spawn()
 	}
+	// Both are pipes from the executor. Started by hand, the descriptors are missing,
+	// or are files the Go runtime opened meanwhile (it reads the cgroup's CPU limit).
+	pipe := func(fd int) bool {
+		var st unix.Stat_t
+		return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+	}
 	rep := os.NewFile(wire.ReportFD, "report")
 	cfgFile := os.NewFile(wire.ConfigFD, "config")
-	if rep == nil || cfgFile == nil {
+	if !pipe(wire.ConfigFD) || !pipe(wire.ReportFD) {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its descriptors: it is run by cmdgate, not by hand")
 		os.Exit(125)
 	}

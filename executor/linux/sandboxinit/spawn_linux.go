@@ -19,6 +19,10 @@ import (
 // socket, taking every init it started with it.
 func spawn() {
 	const sock = wire.SpawnFD
+	if typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_SEQPACKET {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawn: started without its socket: it is run by cmdgate, not by hand")
+		os.Exit(125)
+	}
 	// Nothing of the spawner but what a request passes reaches an init.
 	if err := unix.CloseRange(sock, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner: close-on-exec:", err)

@@ -49,6 +49,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return fail("INVALID_ARGUMENT", err.Error())
 	}
+	scriptSet := false
+	fs.Visit(func(f *flag.Flag) { scriptSet = scriptSet || f.Name == "c" })
+	if scriptSet == (fs.NArg() > 0) {
+		fmt.Fprintln(stderr, "cmdgate sandbox run: give either -c SCRIPT or -- ARGV...")
+		return 2
+	}
 	ws := *workspace
 	if ws == "" {
 		var err error
