@@ -22,15 +22,15 @@ import (
 // streams and cgroup.
 type sandbox struct {
 	pid      int
-	proc     *os.Process // the init, when this process started it
-	spawned  *spawned    // the init, when the spawner started it
-	pidfdMu  sync.Mutex  // spawned.pidfd: signalled, then closed once the init is gone
-	status   unix.WaitStatus
+	proc     *os.Process     // the init, when this process started it
+	spawned  *spawned        // the init, when the spawner started it
+	pidfdMu  sync.Mutex      // spawned.pidfd: signalled, then closed once the init is gone
+	status   unix.WaitStatus // once exited, when this process started the init
 	cg       *cgroup.Group
 	streams  *executor.Streams
 	cfgW     *os.File         // the command goes here
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
-	exited   chan struct{}    // closed once the init has exited (status then holds its status)
+	exited   chan struct{}    // closed once the init has exited (then exitCode says how)
 	landlock int              // the ABI the init reported
 	uplink   *uplink          // the network, when the decision granted it
 }
@@ -85,18 +85,22 @@ func (s *sandbox) closePidfd() {
 
 // exitCode is the init's exit status in the shells' convention, once exited is closed.
 func (s *sandbox) exitCode() int {
-	if s.status.Signaled() {
-		return 128 + int(s.status.Signal())
+	st := s.status
+	if s.spawned != nil {
+		st = s.spawned.status
 	}
-	return s.status.ExitStatus()
+	if st.Signaled() {
+		return 128 + int(st.Signal())
+	}
+	return st.ExitStatus()
 }
 
 // build starts an init in new namespaces and its cgroup, sends it the sandbox's layout
 // and waits until it reports the sandbox built. A non-nil cmd (a wire.Command) is sent
 // right after the layout, and the sandbox then takes no other: the init starts it once
-// built. The calling goroutine must hold its OS thread for as long as the init lives:
-// the parent-death signal that ties the init to the gateway fires when the thread that
-// started it exits.
+// built. Without a spawner (an Executor not probed), the calling goroutine must hold its
+// OS thread for as long as the init lives: the parent-death signal that ties the init to
+// the gateway fires when the thread that started it exits.
 func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	streams, err := executor.NewStreams(true)
 	if err != nil {
@@ -138,11 +142,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		repR.Close()
 	}()
 	if s.spawned != nil {
-		go func() {
-			<-s.spawned.exited
-			s.status = s.spawned.status
-			close(s.exited)
-		}()
+		s.exited = s.spawned.exited
 	}
 	fail := func(what string, err error) (*sandbox, error) {
 		s.Kill()
