@@ -5,10 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/executor/linux/sandboxrun"
 )
@@ -80,17 +77,9 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 	if err != nil {
 		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
 	}
-	ws := *workspace
-	if ws == "" {
-		ws = cfg.Workspace
-	}
-	if ws == "" {
-		if ws, err = os.Getwd(); err != nil {
-			return m.writeError(typ, "INTERNAL", err.Error())
-		}
-	}
-	if ws, err = filepath.Abs(ws); err != nil {
-		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
+	ws, f := sandboxrun.Workspace(*workspace, cfg.Workspace)
+	if f != nil {
+		return m.writeError(typ, f.Code, f.Message)
 	}
 	opts := cfg.Linux.options()
 	opts.Workspace, opts.Config, opts.Pool = ws, cfg.executor(), -1 // one command: nothing to build ahead
@@ -106,23 +95,9 @@ func (m *Main) runSandbox(ctx context.Context, args []string) int {
 		}
 		return m.writeResult(typ, st)
 	}
-	dir := *cwd
-	if dir == "" {
-		dir = e.Workspace()
-	} else if dir, err = filepath.Abs(dir); err != nil {
-		return m.writeError(typ, "INVALID_ARGUMENT", err.Error())
-	}
-	spec := executor.Spec{Argv: argv, Script: *script, Dir: dir, Timeout: *timeout, Network: *network}
-	if len(argv) > 0 {
-		spec.ShellMode = executor.ShellDirect
-	}
-	res, err := e.Run(ctx, spec)
-	if err != nil {
-		var ee *executor.Error
-		if errors.As(err, &ee) {
-			return m.writeError(typ, string(ee.Code), ee.Message)
-		}
-		return m.writeError(typ, "INTERNAL", err.Error())
+	res, f := sandboxrun.Run(ctx, e, *cwd, *script, argv, *timeout, *network)
+	if f != nil {
+		return m.writeError(typ, f.Code, f.Message)
 	}
 	if *asJSON {
 		m.writeResult(typ, res)

@@ -55,16 +55,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "cmdgate sandbox run: give either -c SCRIPT or -- ARGV...")
 		return 2
 	}
-	ws := *workspace
-	if ws == "" {
-		var err error
-		if ws, err = os.Getwd(); err != nil {
-			return fail("INTERNAL", err.Error())
-		}
-	}
-	ws, err := filepath.Abs(ws)
-	if err != nil {
-		return fail("INVALID_ARGUMENT", err.Error())
+	ws, f := Workspace(*workspace, "")
+	if f != nil {
+		return fail(f.Code, f.Message)
 	}
 	// The defaults of an empty configuration, one command: nothing to build ahead.
 	e, err := linux.New(linux.Options{Workspace: ws, Pool: -1})
@@ -72,29 +65,66 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return fail("UNAVAILABLE", err.Error())
 	}
 	defer e.Close()
-	dir := *cwd
-	if dir == "" {
-		dir = e.Workspace()
-	} else if dir, err = filepath.Abs(dir); err != nil {
-		return fail("INVALID_ARGUMENT", err.Error())
-	}
-	spec := executor.Spec{Argv: fs.Args(), Script: *script, Dir: dir, Timeout: *timeout, Network: *network}
-	if len(spec.Argv) > 0 {
-		spec.ShellMode = executor.ShellDirect
-	}
 	// Interrupted or terminated, the command stops, as under cmdgate.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	res, f := Run(ctx, e, *cwd, *script, fs.Args(), *timeout, *network)
+	if f != nil {
+		return fail(f.Code, f.Message)
+	}
+	Print(stdout, stderr, res, *timeout)
+	return res.ExitCode
+}
+
+// Failure is a run that could not be done: a code of the CLI's error envelope and the
+// message.
+type Failure struct{ Code, Message string }
+
+// Workspace is the run's workspace, made absolute: given, else configured, else the
+// current directory.
+func Workspace(given, configured string) (string, *Failure) {
+	ws := given
+	if ws == "" {
+		ws = configured
+	}
+	if ws == "" {
+		var err error
+		if ws, err = os.Getwd(); err != nil {
+			return "", &Failure{"INTERNAL", err.Error()}
+		}
+	}
+	ws, err := filepath.Abs(ws)
+	if err != nil {
+		return "", &Failure{"INVALID_ARGUMENT", err.Error()}
+	}
+	return ws, nil
+}
+
+// Run runs one command in e: argv as is when given, else script with the sandbox's
+// shell; cwd (default the workspace) is made absolute.
+func Run(ctx context.Context, e *linux.Executor, cwd, script string, argv []string, timeout time.Duration, network bool) (executor.Result, *Failure) {
+	dir := cwd
+	if dir == "" {
+		dir = e.Workspace()
+	} else {
+		var err error
+		if dir, err = filepath.Abs(dir); err != nil {
+			return executor.Result{}, &Failure{"INVALID_ARGUMENT", err.Error()}
+		}
+	}
+	spec := executor.Spec{Argv: argv, Script: script, Dir: dir, Timeout: timeout, Network: network}
+	if len(argv) > 0 {
+		spec.ShellMode = executor.ShellDirect
+	}
 	res, err := e.Run(ctx, spec)
 	if err != nil {
 		var ee *executor.Error
 		if errors.As(err, &ee) {
-			return fail(string(ee.Code), ee.Message)
+			return res, &Failure{string(ee.Code), ee.Message}
 		}
-		return fail("INTERNAL", err.Error())
+		return res, &Failure{"INTERNAL", err.Error()}
 	}
-	Print(stdout, stderr, res, *timeout)
-	return res.ExitCode
+	return res, nil
 }
 
 // Print writes a command's result as `cmdgate sandbox run` does without --json: its
