@@ -78,8 +78,10 @@
 // with a few megabytes of heap, which starts each init on request and reports its exit;
 // it dies with the gateway and its inits with it. The Executor also keeps Options.Pool
 // sandboxes without network built ahead, so a command waits only for its own start, and
-// empty cgroups made ahead (creating one costs milliseconds on cgroup v1); a sandbox
-// built for one command gets the command with its layout. The init takes the
+// empty cgroups made ahead (creating one costs milliseconds on cgroup v1). A command
+// that finds the pool empty while a sandbox is being built ahead waits for that one
+// rather than building its own beside it (as many commands wait as builds are under
+// way); a sandbox built for one command gets the command with its layout. The init takes the
 // namespaces down after it has reported, off the command's path. An Executor that is
 // not probed (cmdgate sandbox run, one command) starts its init itself.
 //

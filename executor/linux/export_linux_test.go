@@ -54,3 +54,7 @@ func (sp *spawner) request(files []*os.File) error {
 	}
 	return err
 }
+
+// InlineBuilds is how many sandboxes without network were built for a command rather
+// than ahead.
+func (e *Executor) InlineBuilds() int64 { return e.inline.Load() }

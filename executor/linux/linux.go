@@ -50,6 +50,11 @@ type Executor struct {
 	releasing atomic.Int32   // inits being released
 	running   atomic.Int32   // Runs in progress
 	settled   chan struct{}  // a Run ended or took a sandbox: see settle
+	ahead     atomic.Int32   // fillers at work on a sandbox ahead: see fill
+	waiting   atomic.Int32   // Runs waiting for one: see awaitAhead
+	aheadMu   sync.Mutex
+	aheadDown chan struct{} // closed (and replaced) when a filler stops working ahead
+	inline    atomic.Int64  // sandboxes built for a command without network
 
 	spawn atomic.Bool // start the inits through a spawner: set by Probe
 	spMu  sync.Mutex
@@ -105,6 +110,7 @@ func New(opts Options) (*Executor, error) {
 		cgFree:    make(chan *cgroup.Group, 2*cgroupStock),
 		cgLow:     make(chan struct{}, 1),
 		settled:   make(chan struct{}, 1),
+		aheadDown: make(chan struct{}),
 		stop:      make(chan struct{}),
 	}
 	// The cgroups of a gateway that crashed are empty (its commands died with it): they
@@ -243,7 +249,12 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 	}
 	var s *sandbox
 	if !spec.Network {
-		s = e.fromPool()
+		if s = e.fromPool(); s == nil {
+			s = e.awaitAhead(ctx)
+		}
+		if s == nil && ctx.Err() != nil {
+			return executor.Result{}, fmt.Errorf("run in sandbox: not started: %w", context.Cause(ctx))
+		}
 	}
 	if s == nil {
 		// The goroutine keeps its thread while the init lives: see start. A sandbox
@@ -251,6 +262,9 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 		// it has reported ready, without waiting for a second message.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if !spec.Network {
+			e.inline.Add(1)
+		}
 		if s, err = e.build(spec.Network, cmd); err != nil {
 			return executor.Result{}, err
 		}
