@@ -13,23 +13,13 @@ import (
 	"github.com/cmdgate/cmdgate/executor/linux"
 )
 
-// waitIdle waits, bounded, until e's pool is full.
-func waitIdle(t *testing.T, e *linux.Executor) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !e.Idle(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the pool did not fill within 30 s")
-		}
-	}
-}
-
 // TestRunTakesBuildAhead: commands back to back empty the pool faster than it refills;
 // a command that finds it empty takes the sandbox a filler is building rather than
 // building one of its own beside it. Every command runs, none builds its own.
 func TestRunTakesBuildAhead(t *testing.T) {
 	t.Parallel()
 	e, ws := newExecutor(t, linux.Options{})
-	waitIdle(t, e)
+	waitPoolFull(t, e)
 	const n = 12 // several times the pool's size
 	for i := range n {
 		if res := run(t, e, ws, "echo $$"); res.ExitCode != 0 || strings.TrimSpace(res.Stdout) == "" {
@@ -47,7 +37,7 @@ func TestRunTakesBuildAhead(t *testing.T) {
 func TestRunWaitingForBuildAheadCancelled(t *testing.T) {
 	t.Parallel()
 	e, ws := newExecutor(t, linux.Options{Pool: 1})
-	waitIdle(t, e)
+	waitPoolFull(t, e)
 	sp := e.SpawnerPid()
 	if sp == 0 {
 		t.Fatal("a probed Executor has no spawner")
