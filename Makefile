@@ -3,6 +3,7 @@ GO      ?= go
 BIN     ?= bin/cmdgate
 PKGS    ?= ./...
 BENCH   ?= .
+BENCHCOUNT ?= 1
 FUZZTIME ?= 60s
 
 .PHONY: build run test bench fuzz lint opa-test agentwork clean
@@ -33,9 +34,10 @@ opa-test:
 	$(GO) tool opa test --timeout 2m policies/bundle
 
 # Every benchmark, then each one's ratio to the peer measured in the same run (bubblewrap,
-# a plain OPA embedding, a stock OPA server, docker exec, coreutils) and its target.
+# a plain OPA embedding, a stock OPA server, docker exec, coreutils) and its target;
+# with BENCHCOUNT runs of each, the medians.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKGS) 2>&1 | $(GO) run ./internal/benchratio
+	$(GO) test -run '^$$' -bench '$(BENCH)' -count $(BENCHCOUNT) -benchmem $(PKGS) 2>&1 | $(GO) run ./internal/benchratio
 
 # Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
 FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute

@@ -1,7 +1,9 @@
 // Command benchratio reads `go test -bench` output on stdin, copies it to stdout, and
 // then prints each benchmark's ratio to the peer it is judged against, measured in the
 // same run: machines differ threefold in spawn and fsync cost, so a ratio, not a time,
-// says whether a target is met. It exits 1 when the input reports a failure.
+// says whether a target is met. A benchmark run several times (go test -count) is
+// judged by the median of its runs, and so is its peer. It exits 1 when the input
+// reports a failure.
 //
 // Usage: go test -run '^$' -bench . ./... 2>&1 | go run ./internal/benchratio
 package main
@@ -12,6 +14,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,8 +45,23 @@ var pairs = []pair{
 
 var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
-// results maps a benchmark name (its -N suffix removed) to its figures by unit.
-type results map[string]map[string]float64
+// results maps a benchmark name (its -N suffix removed) to its figures by unit, one per
+// run, in the order read.
+type results map[string]map[string][]float64
+
+// median is the median of a benchmark's figures in a unit (0 when there is none): the
+// middle one, or the mean of the two middle ones.
+func (res results) median(name, unit string) (m float64, runs int) {
+	v := slices.Clone(res[name][unit])
+	if len(v) == 0 {
+		return 0, 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2, n
+	}
+	return v[len(v)/2], len(v)
+}
 
 // read copies r to w and collects the benchmark lines; failed says a test or
 // benchmark failed.
@@ -62,13 +80,16 @@ func read(r io.Reader, w io.Writer) (res results, failed bool, err error) {
 			continue
 		}
 		fields := strings.Fields(m[2])
-		figures := map[string]float64{}
+		figures := res[m[1]]
+		if figures == nil {
+			figures = map[string][]float64{}
+			res[m[1]] = figures
+		}
 		for i := 0; i+1 < len(fields); i += 2 {
 			if v, err := strconv.ParseFloat(fields[i], 64); err == nil {
-				figures[fields[i+1]] = v
+				figures[fields[i+1]] = append(figures[fields[i+1]], v)
 			}
 		}
-		res[m[1]] = figures
 	}
 	return res, failed, sc.Err()
 }
@@ -78,9 +99,14 @@ func ratios(res results) []string {
 	var out []string
 	for _, p := range pairs {
 		for _, m := range matches(res, p) {
-			of, peer := res[m[0]][p.Unit], res[m[1]][p.Unit]
+			of, runs := res.median(m[0], p.Unit)
+			peer, peerRuns := res.median(m[1], p.Unit)
 			if of == 0 || peer == 0 {
 				continue
+			}
+			medians := ""
+			if runs > 1 || peerRuns > 1 {
+				medians = fmt.Sprintf(", medians of %d and %d runs", runs, peerRuns)
 			}
 			r := of / peer
 			verdict, target := "ok", ""
@@ -97,7 +123,7 @@ func ratios(res results) []string {
 				}
 			}
 			label := strings.ReplaceAll(p.Label, "*", strings.TrimPrefix(m[0], strings.TrimSuffix(p.Of, "*")))
-			out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g)", label, r, target, verdict, p.Unit, of, peer))
+			out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g%s)", label, r, target, verdict, p.Unit, of, peer, medians))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,28 @@ PASS
 	}
 	if _, failed, _ := read(strings.NewReader("--- FAIL: BenchmarkX\nFAIL\n"), &out); !failed {
 		t.Error("a failure in the input was not seen")
+	}
+}
+
+// TestMedians: a benchmark run several times (go test -count) is judged by the median of
+// its runs, odd or even in number, and so is its peer; the line says so.
+func TestMedians(t *testing.T) {
+	in := `BenchmarkSandbox/linux-2   100  3000000 ns/op
+BenchmarkSandbox/bwrap-2   100  5000000 ns/op
+BenchmarkSandbox/linux-2   100  9000000 ns/op
+BenchmarkSandbox/bwrap-2   100  4000000 ns/op
+BenchmarkSandbox/linux-2   100  2000000 ns/op
+BenchmarkSandbox/bwrap-2   100  7000000 ns/op
+BenchmarkSandbox/bwrap-2   100  6000000 ns/op
+`
+	res, failed, err := read(strings.NewReader(in), io.Discard)
+	if err != nil || failed {
+		t.Fatalf("read = %v, failed %v", err, failed)
+	}
+	// linux: 2, 3, 9 -> 3 ms; bwrap: 4, 5, 6, 7 -> 5.5 ms.
+	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	want := "linux sandbox, warm ÷ bwrap 0.545× target ≤ 0.60× ok (ns/op: 3e+06 vs 5.5e+06, medians of 3 and 4 runs)"
+	if !strings.Contains(got, want) {
+		t.Errorf("ratios:\n%s\nwant a line %q", got, want)
 	}
 }
