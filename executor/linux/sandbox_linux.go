@@ -485,7 +485,7 @@ func (e *Executor) nudge() {
 // failed and none is left at work, or when ctx ends. A sandbox on the way is ready
 // sooner than one started now, and a second build beside it would share the cores with
 // it and slow both: measured back to back on 2 cores, one Run in six found the pool
-// empty and spent 7.7 ms building its own.
+// empty and spent about 7.7 ms building its own.
 func (e *Executor) awaitAhead(ctx context.Context) *sandbox {
 	if e.waiting.Add(1) > e.ahead.Load() {
 		e.waiting.Add(-1)
@@ -502,10 +502,7 @@ func (e *Executor) awaitAhead(ctx context.Context) *sandbox {
 		select {
 		case s := <-e.pool:
 			e.nudge()
-			select {
-			case <-s.exited:
-				e.discard(s) // died waiting (killed from outside): wait for the next
-			default:
+			if e.alive(s) {
 				return s
 			}
 		case <-down:
@@ -523,16 +520,24 @@ func (e *Executor) fromPool() *sandbox {
 	for {
 		select {
 		case s := <-e.pool:
-			select {
-			case <-s.exited:
-				e.discard(s) // died waiting (killed from outside): build another
-				continue
-			default:
+			if e.alive(s) {
 				return s
 			}
 		default:
 			return nil
 		}
+	}
+}
+
+// alive reports whether the init of a sandbox taken from the pool is still there; one
+// that died waiting (killed from outside) is discarded.
+func (e *Executor) alive(s *sandbox) bool {
+	select {
+	case <-s.exited:
+		e.discard(s)
+		return false
+	default:
+		return true
 	}
 }
 
