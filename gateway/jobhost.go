@@ -33,14 +33,15 @@ import (
 // socket in the root (jobs.HostSocket): one process keeps a warm sandbox pool and an
 // open audit store for all of them, so a job starts as fast as a command does. It holds
 // each running job's lock (jobs.Store.Hold), which is how anyone sees that a job is
-// alive; once it has run nothing for HostIdle it exits, and the next job starts a new
-// one.
+// alive; once it has run nothing for HostIdle, or its jobs have ended after the gateway
+// closed, it exits, and the next job starts a new one.
 //
 // The protocol is one JSON request and one JSON answer per connection:
 // {"op":"run","id":ID} answers once the command started (or why it could not);
 // {"op":"kill","id":ID,"signal":"TERM"} once the stop was passed on; {"op":"wait","id":ID}
 // once the job ended (or at once when the host does not run it); {"op":"idle"} stops
-// the host when it runs no job (a gateway that closes asks so).
+// the host when it runs no job, or once its jobs have ended unless another is started
+// meanwhile (a gateway that closes asks so).
 
 // HostIdle is how long a job host with no job waits for one before it exits.
 var HostIdle = 5 * time.Minute
@@ -66,6 +67,7 @@ type jobHost struct {
 	ln      net.Listener
 	idle    *time.Timer
 	closing bool
+	leave   bool // a closing gateway asked the host to go once it runs nothing
 	wg      sync.WaitGroup
 }
 
@@ -210,11 +212,27 @@ func errString(err error) string {
 func (h *jobHost) stopIfIdle() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.stopIfIdleLocked()
+}
+
+func (h *jobHost) stopIfIdleLocked() bool {
 	if len(h.running) == 0 && !h.closing {
 		h.closing = true
 		h.ln.Close()
 	}
 	return h.closing
+}
+
+// leaveWhenIdle answers a closing gateway's idle request: the host stops now when it
+// runs no job, else once its jobs have ended, unless a job is started meanwhile. A job
+// killed just before its gateway closes may still be finishing (its end recorded, its
+// sandbox taken down) when the request comes; the host then goes a moment later rather
+// than after HostIdle.
+func (h *jobHost) leaveWhenIdle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.leave = true
+	return h.stopIfIdleLocked()
 }
 
 // serve answers one connection's request.
@@ -230,7 +248,7 @@ func (h *jobHost) serve(conn net.Conn) {
 	var ans hostAnswer
 	switch {
 	case json.Unmarshal(line, &req) == nil && req.Op == "idle":
-		ans.OK = h.stopIfIdle()
+		ans.OK = h.leaveWhenIdle()
 	case req.Op == "" || !jobs.ValidID(req.ID):
 		ans.Message = "bad request"
 	default:
@@ -302,6 +320,7 @@ func (h *jobHost) start(id string) error {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	hj := &hostJob{cancel: cancel, done: make(chan struct{})}
 	h.running[id] = hj
+	h.leave = false
 	h.idle.Stop()
 	h.wg.Add(1)
 	h.mu.Unlock()
@@ -312,7 +331,9 @@ func (h *jobHost) start(id string) error {
 		defer func() {
 			h.mu.Lock()
 			delete(h.running, id)
-			if len(h.running) == 0 && !h.closing {
+			if h.leave {
+				h.stopIfIdleLocked()
+			} else if len(h.running) == 0 && !h.closing {
 				h.idle.Reset(HostIdle)
 			}
 			h.mu.Unlock()

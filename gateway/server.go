@@ -370,7 +370,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.closeTasks(ctx)
 		if s.jobStore != nil {
 			// A job host with nothing to run goes with its gateway; one that runs jobs
-			// stays with them.
+			// stays with them, and goes once they have ended.
 			hctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			s.hostCall(hctx, s.hostKey(), hostRequest{Op: "idle"}, false)
 			cancel()

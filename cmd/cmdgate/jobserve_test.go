@@ -896,6 +896,43 @@ func TestJobServeRestart(t *testing.T) {
 	e.auditVerify(t)
 }
 
+// TestJobServeHostLeavesAfterItsJobs: a gateway that closes while its job runs leaves
+// the job host to it; once the job ends by itself, with no gateway left, the host goes
+// at once, not after HostIdle (five minutes, longer than the test waits), and the job's
+// end is in the job root and the audit log.
+func TestJobServeHostLeavesAfterItsJobs(t *testing.T) {
+	t.Parallel()
+	e := jsNewEnv(t, "")
+	agent := e.token(t, "agent", "alice")
+	g := e.serve(t)
+
+	tag := jsTag()
+	run := g.startJob(t, agent, map[string]any{"command": jsGatedScript(tag)})
+	id := jsStr(run, "job_id")
+	g.waitOutput(t, agent, id, "step1-"+tag+"\n")
+	g.stop(t)
+	if pids := e.hostPids(); len(pids) != 1 || pids[0] != int(jsNum(run, "job", "pid")) {
+		t.Fatalf("job hosts after the gateway closed with job %s running: %v (want its host, pid %v)", id, pids, jsNum(run, "job", "pid"))
+	}
+	e.touch(t, tag+".1")
+	e.touch(t, tag+".2")
+	e.waitNoHost(t)
+
+	out, stderr, code := e.run(t, []string{"CMDGATE_TOKEN=" + agent}, "job", "status", id)
+	var st map[string]any
+	if json.Unmarshal(out, &st) != nil || code != 0 || st["state"] != "exited" || st["exit_code"] != 7.0 {
+		t.Errorf("cmdgate job status %s after its host left: exit %d\n%s\n%s", id, code, out, stderr)
+	}
+	e.auditVerify(t)
+	var ended bool
+	for _, rec := range e.auditRecords(t) {
+		ended = ended || rec["kind"] == "execution" && jsStr(rec, "detail", "job_id") == id && jsNum(rec, "execution", "exit_code") == 7
+	}
+	if !ended {
+		t.Errorf("the audit log holds no execution record of job %s with exit code 7", id)
+	}
+}
+
 // TestJobServeRestartOtherConfig: a job outlives its gateway, and the gateway that
 // follows on the same data directory, workspace and job root is started with a
 // configuration file where the first had none. It sees the job running, and must be
