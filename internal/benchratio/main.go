@@ -21,7 +21,8 @@ import (
 )
 
 // A pair is a benchmark (Of) and its peer (Peer) compared by Unit, and the target the
-// ratio must meet: at most Max for times, at least Min for rates.
+// ratio must meet: at most Max for times, at least Min for rates. A pair with neither
+// is a floor, printed for reference: what any implementation pays on this machine.
 type pair struct {
 	Label    string
 	Of, Peer string // benchmark names without the -GOMAXPROCS suffix; "*" matches a sub-benchmark name
@@ -37,6 +38,7 @@ var pairs = []pair{
 	{Label: "linux sandbox, cold ÷ bwrap", Of: "BenchmarkSandbox/linux_cold", Peer: "BenchmarkSandbox/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "cmdgate sandbox run -- true ÷ bwrap", Of: "BenchmarkSandboxRun/cmdgate", Peer: "BenchmarkSandboxRun/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "decide ÷ plain OPA embedding (*)", Of: "BenchmarkDecide/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op", Max: 0.4},
+	{Label: "decide's floor (parse, input, a one-rule policy) ÷ plain OPA embedding (*)", Of: "BenchmarkDecideFloor/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op"},
 	{Label: "/v1/decide req/s ÷ stock OPA server, 30 connections", Of: "BenchmarkDecideLoad/cmdgate", Peer: "BenchmarkDecideLoad/opa", Unit: "req/s", Min: 0.5},
 	{Label: "/v1/decide req/s ÷ stock OPA server, 64 connections", Of: "BenchmarkDecideLoad/cmdgate_c64", Peer: "BenchmarkDecideLoad/opa_c64", Unit: "req/s", Min: 0.6},
 	{Label: "command in a task ÷ docker exec", Of: "BenchmarkDockerExec/cmdgate", Peer: "BenchmarkDockerExec/docker-cli", Unit: "ns/op", Max: 0.5},
@@ -109,7 +111,7 @@ func ratios(res results) []string {
 				medians = fmt.Sprintf(", medians of %d and %d runs", runs, peerRuns)
 			}
 			r := of / peer
-			verdict, target := "ok", ""
+			verdict, target := "ok", "none"
 			switch {
 			case p.Max > 0:
 				target = fmt.Sprintf("≤ %.2f×", p.Max)
@@ -121,6 +123,8 @@ func ratios(res results) []string {
 				if r < p.Min {
 					verdict = "MISSED"
 				}
+			default:
+				verdict = "floor"
 			}
 			label := strings.ReplaceAll(p.Label, "*", strings.TrimPrefix(m[0], strings.TrimSuffix(p.Of, "*")))
 			out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g%s)", label, r, target, verdict, p.Unit, of, peer, medians))

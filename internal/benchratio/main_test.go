@@ -15,6 +15,7 @@ BenchmarkDecide/short-2           	   10000	     20000 ns/op
 BenchmarkDecide/script-2          	    1000	    200000 ns/op
 BenchmarkDecideBaseline/short-2   	   10000	     40000 ns/op
 BenchmarkDecideBaseline/script-2  	    1000	    400000 ns/op
+BenchmarkDecideFloor/short-2      	   10000	     12000 ns/op	 3 parse-µs/op
 BenchmarkDecideLoad/cmdgate-2     	       1	1000 ns/op	 3000 req/s
 BenchmarkDecideLoad/opa-2         	       1	1000 ns/op	 6000 req/s
 BenchmarkDecideLoad/cmdgate_c64-2 	       1	1000 ns/op	 3000 req/s
@@ -33,6 +34,7 @@ PASS
 		"POST /v1/exec (linux sandbox), back to back ÷ bwrap 0.800×  target ≤ 1.00×  ok",
 		"decide ÷ plain OPA embedding (script)",
 		"decide ÷ plain OPA embedding (short)",
+		"decide's floor (parse, input, a one-rule policy) ÷ plain OPA embedding (short) 0.300×  target none  floor",
 		"/v1/decide req/s ÷ stock OPA server, 30 connections 0.500×  target ≥ 0.50×  ok",
 		"/v1/decide req/s ÷ stock OPA server, 64 connections 0.500×  target ≥ 0.60×  MISSED",
 	} {
