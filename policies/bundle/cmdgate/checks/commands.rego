@@ -66,27 +66,26 @@ path_like(v) if regex.match(`^(/|~|\.\.|\$)`, v)
 # "-m pip" means python -m pip install) adds a finding with effect "network". It is
 # not a reason: the decision's sandbox.network is true when the request is not denied
 # and has one. (Commands run by a path or a versioned name get theirs from odd.rego.)
-# (Three passes, so that the common cases need no function call: the subcommand first,
-# options before it, and the tools that always or otherwise need the network.)
+# One pass, one lookup per command (lib.index.network); only the commands of tools
+# that may need the network call network_need.
 findings contains network_finding(c) if {
-	needing := lib.index.network_words
+	needing := lib.index.network
 	some c in input.commands
 	n := needing[c.path]
-	n.words[c.argv[1]]
+	network_need(c, n)
 }
 
-findings contains network_finding(c) if {
-	needing := lib.index.network_words
-	some c in input.commands
-	n := needing[c.path]
+# network_need: the subcommand needs it, or the first positional word after options,
+# or the tool's profile says so otherwise (curl: always; python -m pip).
+network_need(c, n) if n.words[c.argv[1]]
+
+network_need(c, n) if {
 	startswith(c.argv[1], "-")
 	n.words[lib.positional(c.argv, n.values)[0]]
 }
 
-findings contains network_finding(c) if {
-	needing := lib.index.network_other
-	some c in input.commands
-	p := needing[c.path]
+network_need(c, n) if {
+	p := n.profile
 	lib.needs_network(c, p, p.network)
 }
 

@@ -162,6 +162,8 @@ unknown_profile(n) := {
 #	network_other
 #	          name -> profile for the other network needs (curl: always; python -m
 #	          pip)
+#	network   both in one: name -> the network_words entry, or {"profile": P} for a
+#	          network_other one (checks/commands.rego looks each command up once)
 # The engine stores it at data.cmdgate.index when it loads the bundle (with
 # data.cmdgate.checked_keys, the keys it found check() rules for); `index` falls back to
 # computing it (then every name counts as checked).
@@ -188,6 +190,13 @@ computed_index := {
 		is_array(p.network)
 	},
 	"network_other": {n: p | some n, p in ps; p.network != false; not is_array(p.network)},
+	# network: both of the above in one, for one lookup per command (checks/commands.rego):
+	# a network_words entry, or {"profile": P} for a network_other one.
+	"network": {n: e |
+		some n, p in ps
+		p.network != false
+		e := network_entry(p)
+	},
 	# publishing: per tool, the first words of its publishing forms (checks/publish.rego).
 	"publishing": {n: {split(f, " ")[0]: true | some f in forms} | some n, forms in lists.publishing},
 	# exec_options: per command name of a tool with exec-capable options (its tool key,
@@ -199,6 +208,10 @@ computed_index := {
 } if {
 	ps := computed_profiles
 }
+
+network_entry(p) := {"words": {w: true | some w in p.network}, "values": {v | some v in object.get(lists.subcommand_value_options, p.key, [])}} if {
+	is_array(p.network)
+} else := {"profile": p}
 
 # exec_option_tools maps the names of the tools of data.cmdgate.lists.exec_options to
 # their keys: the keys themselves and the names whose profile has such a key.

@@ -40,6 +40,10 @@ test_index_subsets if {
 	idx.network_words.npm.words.install == true
 	idx.network_words.npm.values["--prefix"]
 	idx.network_other.python3.key == "python"
+	idx.network.npm.words.install == true
+	idx.network.npm.values["--prefix"]
+	idx.network.curl.profile.key == "curl"
+	not idx.network.ls
 	idx.allowed.ls == true
 	not idx.allowed.git
 	idx.allowed_subcommands.git.status == true
