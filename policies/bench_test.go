@@ -14,7 +14,7 @@ import (
 )
 
 // benchInputs are the inputs of the speed requirement, run with cwd and
-// workspace /workspace/proj.
+// workspace /workspace/proj (corpusOptions).
 var benchInputs = []struct {
 	name, script string
 }{
@@ -32,6 +32,16 @@ var benchInputs = []struct {
 	}, "\n")},
 }
 
+// prepareModule prepares the query data.PKG.decision of a one-module policy of
+// package pkg.
+func prepareModule(b *testing.B, pkg, module string) rego.PreparedEvalQuery {
+	pq, err := rego.New(rego.Query("data."+pkg+".decision"), rego.Module(pkg+".rego", module)).PrepareForEval(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pq
+}
+
 // BenchmarkDecide measures parse + decide with the default bundle, as the gateway runs
 // them per request.
 func BenchmarkDecide(b *testing.B) {
@@ -39,7 +49,7 @@ func BenchmarkDecide(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := parse.Options{Cwd: "/workspace/proj", Workspace: "/workspace/proj"}
+	opts := corpusOptions
 	for _, in := range benchInputs {
 		b.Run(in.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -114,11 +124,8 @@ action := "deny" if count(deny) > 0 else := "allow"
 // inputs as BenchmarkDecide. It is here so that both are measured on the same machine
 // at the same time.
 func BenchmarkDecideBaseline(b *testing.B) {
-	pq, err := rego.New(rego.Query("data.baseline.decision"), rego.Module("baseline.rego", baselinePolicy)).PrepareForEval(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts := parse.Options{Cwd: "/workspace/proj", Workspace: "/workspace/proj"}
+	pq := prepareModule(b, "baseline", baselinePolicy)
+	opts := corpusOptions
 	for _, in := range benchInputs {
 		b.Run(in.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -155,11 +162,8 @@ decision := {"action": "allow", "reasons": []} if input.error == null
 // bundle's rules on this machine; each phase is reported (parse-µs/op, input-µs/op,
 // eval-µs/op).
 func BenchmarkDecideFloor(b *testing.B) {
-	pq, err := rego.New(rego.Query("data.floor.decision"), rego.Module("floor.rego", floorPolicy)).PrepareForEval(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	opts := parse.Options{Cwd: "/workspace/proj", Workspace: "/workspace/proj"}
+	pq := prepareModule(b, "floor", floorPolicy)
+	opts := corpusOptions
 	for _, in := range benchInputs {
 		b.Run(in.name, func(b *testing.B) {
 			b.ReportAllocs()
