@@ -185,7 +185,7 @@ computed_index := {
 		words := {w: true | some w, _ in sub.entries; not contains(w, " ")}
 		count(words) > 0
 	},
-	"network_words": {n: {"words": {w: true | some w in p.network}, "values": {v | some v in object.get(lists.subcommand_value_options, p.key, [])}} |
+	"network_words": {n: network_entry(p) |
 		some n, p in ps
 		is_array(p.network)
 	},
@@ -209,6 +209,9 @@ computed_index := {
 	ps := computed_profiles
 }
 
+# network_entry is a profile's entry in the network index: the first positional words
+# that need the network and the options taking a value before them, or the profile
+# itself when it needs the network otherwise.
 network_entry(p) := {"words": {w: true | some w in p.network}, "values": {v | some v in object.get(lists.subcommand_value_options, p.key, [])}} if {
 	is_array(p.network)
 } else := {"profile": p}
