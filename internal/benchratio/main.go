@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -51,6 +52,12 @@ var lineRE = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 // run, in the order read.
 type results map[string]map[string][]float64
 
+// byPackage holds the results of each package (the "pkg:" line go test prints before
+// them; "" before any): a benchmark is judged against its peer in its own package, so
+// that two packages' benchmarks of one name (BenchmarkDockerExec/docker-cli) are not
+// taken for runs of one.
+type byPackage map[string]results
+
 // median is the median of a benchmark's figures in a unit (0 when there is none): the
 // middle one, or the mean of the two middle ones.
 func (res results) median(name, unit string) (m float64, runs int) {
@@ -67,8 +74,9 @@ func (res results) median(name, unit string) (m float64, runs int) {
 
 // read copies r to w and collects the benchmark lines; failed says a test or
 // benchmark failed.
-func read(r io.Reader, w io.Writer) (res results, failed bool, err error) {
-	res = results{}
+func read(r io.Reader, w io.Writer) (all byPackage, failed bool, err error) {
+	all = byPackage{}
+	pkg := ""
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -77,9 +85,18 @@ func read(r io.Reader, w io.Writer) (res results, failed bool, err error) {
 		if strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "panic:") {
 			failed = true
 		}
+		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
+			pkg = p
+			continue
+		}
 		m := lineRE.FindStringSubmatch(line)
 		if m == nil {
 			continue
+		}
+		res := all[pkg]
+		if res == nil {
+			res = results{}
+			all[pkg] = res
 		}
 		fields := strings.Fields(m[2])
 		figures := res[m[1]]
@@ -93,42 +110,52 @@ func read(r io.Reader, w io.Writer) (res results, failed bool, err error) {
 			}
 		}
 	}
-	return res, failed, sc.Err()
+	return all, failed, sc.Err()
 }
 
-// ratios are the lines of the ratio table for res.
-func ratios(res results) []string {
+// ratios are the lines of the ratio table for all, pair by pair, each benchmark against
+// its peer in its own package.
+func ratios(all byPackage) []string {
 	var out []string
 	for _, p := range pairs {
-		for _, m := range matches(res, p) {
-			of, runs := res.median(m[0], p.Unit)
-			peer, peerRuns := res.median(m[1], p.Unit)
-			if of == 0 || peer == 0 {
-				continue
-			}
-			medians := ""
-			if runs > 1 || peerRuns > 1 {
-				medians = fmt.Sprintf(", medians of %d and %d runs", runs, peerRuns)
-			}
-			r := of / peer
-			verdict, target := "ok", "none"
-			switch {
-			case p.Max > 0:
-				target = fmt.Sprintf("≤ %.2f×", p.Max)
-				if r > p.Max {
-					verdict = "MISSED"
-				}
-			case p.Min > 0:
-				target = fmt.Sprintf("≥ %.2f×", p.Min)
-				if r < p.Min {
-					verdict = "MISSED"
-				}
-			default:
-				verdict = "floor"
-			}
-			label := strings.ReplaceAll(p.Label, "*", strings.TrimPrefix(m[0], strings.TrimSuffix(p.Of, "*")))
-			out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g%s)", label, r, target, verdict, p.Unit, of, peer, medians))
+		for _, pkg := range slices.Sorted(maps.Keys(all)) {
+			out = append(out, pairRatios(all[pkg], p)...)
 		}
+	}
+	return out
+}
+
+// pairRatios are the lines of pair p for the results of one package.
+func pairRatios(res results, p pair) []string {
+	var out []string
+	for _, m := range matches(res, p) {
+		of, runs := res.median(m[0], p.Unit)
+		peer, peerRuns := res.median(m[1], p.Unit)
+		if of == 0 || peer == 0 {
+			continue
+		}
+		medians := ""
+		if runs > 1 || peerRuns > 1 {
+			medians = fmt.Sprintf(", medians of %d and %d runs", runs, peerRuns)
+		}
+		r := of / peer
+		verdict, target := "ok", "none"
+		switch {
+		case p.Max > 0:
+			target = fmt.Sprintf("≤ %.2f×", p.Max)
+			if r > p.Max {
+				verdict = "MISSED"
+			}
+		case p.Min > 0:
+			target = fmt.Sprintf("≥ %.2f×", p.Min)
+			if r < p.Min {
+				verdict = "MISSED"
+			}
+		default:
+			verdict = "floor"
+		}
+		label := strings.ReplaceAll(p.Label, "*", strings.TrimPrefix(m[0], strings.TrimSuffix(p.Of, "*")))
+		out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g%s)", label, r, target, verdict, p.Unit, of, peer, medians))
 	}
 	return out
 }

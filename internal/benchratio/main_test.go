@@ -72,3 +72,24 @@ BenchmarkSandbox/bwrap-2   100  6000000 ns/op
 		t.Errorf("ratios:\n%s\nwant a line %q", got, want)
 	}
 }
+
+// TestPackages: a benchmark is judged against its peer in its own package; another
+// package's benchmark of the same name is not taken for a second run of it.
+func TestPackages(t *testing.T) {
+	in := `pkg: example.com/executor/docker
+BenchmarkDockerExec/executor-2     100  3000000 ns/op
+BenchmarkDockerExec/docker-cli-2   10  90000000 ns/op
+pkg: example.com/gateway
+BenchmarkDockerExec/cmdgate-2      100  5000000 ns/op
+BenchmarkDockerExec/docker-cli-2   10  50000000 ns/op
+`
+	res, _, err := read(strings.NewReader(in), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	want := "command in a task ÷ docker exec 0.100× target ≤ 0.50× ok (ns/op: 5e+06 vs 5e+07)"
+	if !strings.Contains(got, want) || strings.Contains(got, "medians") {
+		t.Errorf("ratios:\n%s\nwant a line %q, and no medians", got, want)
+	}
+}
