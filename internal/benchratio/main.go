@@ -1,9 +1,9 @@
 // Command benchratio reads `go test -bench` output on stdin, copies it to stdout, and
 // then prints each benchmark's ratio to the peer it is judged against, measured in the
 // same run: machines differ threefold in spawn and fsync cost, so a ratio, not a time,
-// says whether a target is met. A benchmark run several times (go test -count) is
-// judged by the median of its runs, and so is its peer. It exits 1 when the input
-// reports a failure.
+// says whether a target is met. A benchmark is judged against the peer of its own
+// package; one run several times (go test -count) is judged by the median of its runs,
+// and so is its peer. It exits 1 when the input reports a failure.
 //
 // Usage: go test -run '^$' -bench . ./... 2>&1 | go run ./internal/benchratio
 package main
