@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // BenchmarkSandbox measures one command, /bin/true, from Run to its result in a fresh
@@ -36,6 +37,7 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	}
 	b.Run("linux", func(b *testing.B) {
+		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{})
 		sp := spec(ws)
 		for b.Loop() {
@@ -46,6 +48,7 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	})
 	b.Run("linux_cold", func(b *testing.B) {
+		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
 		for b.Loop() {
@@ -53,6 +56,7 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	})
 	b.Run("linux_network", func(b *testing.B) {
+		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
 		sp.Network = true
@@ -66,6 +70,7 @@ func BenchmarkSandbox(b *testing.B) {
 			b.Skip("bubblewrap is not installed")
 		}
 		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
+		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
 				b.Fatalf("bwrap: %v\n%s", err, out)

@@ -48,6 +48,7 @@ func init() {
 func benchBwrap(b *testing.B, pause time.Duration) {
 	bwrap := testenv.NeedCommand(b, "bwrap")
 	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
+	defer testenv.MachineCPU(b)()
 	for b.Loop() {
 		if pause > 0 {
 			b.StopTimer()

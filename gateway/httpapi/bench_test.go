@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
+
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // BenchmarkDecideHTTP is one POST /v1/decide over real HTTP on 127.0.0.1: body
@@ -56,6 +58,7 @@ func benchPostEnv(b *testing.B, env *testEnv, path string, body []byte, pause ..
 	phases := map[string]float64{}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer testenv.MachineCPU(b)()
 	for b.Loop() {
 		if len(pause) > 0 {
 			b.StopTimer()

@@ -133,3 +133,45 @@ func JobHosts(root string) []int {
 		return false
 	})
 }
+
+// MachineCPU starts counting the CPU time the whole machine spends busy (user, system
+// and interrupts: not idle, not waiting for I/O, not stolen), from /proc/stat; the
+// function it returns reports it per iteration, as "machine-cpu-µs/op". A benchmark
+// whose work spreads over other processes and goroutines (sandboxes built ahead, the
+// audit's writer) cannot run back to back faster than this divided by the processor
+// count, whatever its own wall time says. It counts every process of the machine, so
+// it means something on a quiet one only; nothing is reported where /proc/stat cannot
+// be read. Call the returned function once the benchmark's loop is over.
+func MachineCPU(b *testing.B) (report func()) {
+	start, ok := busyTicks()
+	return func() {
+		end, ok2 := busyTicks()
+		if ok && ok2 && b.N > 0 {
+			// /proc/stat counts in USER_HZ ticks, 100 per second on every Linux ABI.
+			b.ReportMetric(float64(end-start)*1e4/float64(b.N), "machine-cpu-µs/op")
+		}
+	}
+}
+
+// busyTicks is the sum of the busy fields of /proc/stat's cpu line: user, nice, system,
+// irq and softirq (guest time is within user).
+func busyTicks() (uint64, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, false
+	}
+	var sum uint64
+	for _, i := range []int{1, 2, 3, 6, 7} {
+		v, err := strconv.ParseUint(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum, true
+}
