@@ -37,9 +37,10 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	}
 	b.Run("linux", func(b *testing.B) {
-		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{})
 		sp := spec(ws)
+		waitPoolFull(b, e)
+		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			b.StopTimer()
 			waitPoolFull(b, e)
@@ -48,18 +49,18 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	})
 	b.Run("linux_cold", func(b *testing.B) {
-		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
+		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			run(b, e, sp)
 		}
 	})
 	b.Run("linux_network", func(b *testing.B) {
-		defer testenv.MachineCPU(b)()
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
 		sp.Network = true
+		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			run(b, e, sp)
 		}
