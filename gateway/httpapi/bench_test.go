@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/cmdgate/cmdgate/gateway"
-
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
