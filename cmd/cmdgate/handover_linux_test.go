@@ -63,6 +63,12 @@ func TestSandboxRunHandover(t *testing.T) {
 		t.Errorf("handed over: exit %d, stdout %q; the policy engine initialised: %v; cmdgate-sandbox ran: %v",
 			code, stdout, strings.Contains(stderr, opa), strings.Contains(stderr, helperInit))
 	}
+	// And it hands over as soon as the packages it imports are initialised: os is the
+	// last of them with initialisers. (Importing a package late in the alphabet, such
+	// as strings, made 56 other packages initialise between os and the handover.)
+	if after, ok := initsAfter(stderr, "os"); !ok || len(after) > 2 {
+		t.Errorf("cmdgate initialised os: %v; then, before handing over: %q; want at most 2", ok, after)
+	}
 	stdout, stderr, code = runBin(t, ws, trace, bin, "sandbox", "run", "--config", empty, "--workspace", ws, "--", "/bin/echo", "hi")
 	if code != 0 || stdout != "hi\n" || !strings.Contains(stderr, opa) {
 		t.Errorf("with --config: exit %d, stdout %q; the policy engine initialised: %v (cmdgate ran it)", code, stdout, strings.Contains(stderr, opa))
@@ -87,6 +93,31 @@ func TestSandboxRunHandover(t *testing.T) {
 				args, c1, trim(o1), trim(e1), c2, trim(o2), trim(e2))
 		}
 	}
+}
+
+// initsAfter returns the packages whose initialisers the first program of a
+// GODEBUG=inittrace=1 trace ran after pkg's, up to its end: the trace of the next
+// program (the one it executed) starts again with the package it started with. ok is
+// false when pkg's is not in the first program's trace.
+func initsAfter(trace, pkg string) (after []string, ok bool) {
+	var first string
+	for line := range strings.Lines(trace) {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "init" || !strings.HasPrefix(f[2], "@") {
+			continue
+		}
+		switch {
+		case first == "":
+			first = f[1]
+		case f[1] == first:
+			return after, ok
+		}
+		if ok {
+			after = append(after, f[1])
+		}
+		ok = ok || f[1] == pkg
+	}
+	return after, ok
 }
 
 // trim shortens long output in failure messages.

@@ -239,7 +239,9 @@ func startOPA(b *testing.B) (url string, pid int) {
 func startCmdgate(b *testing.B, config string) (url, auth string, pid int) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "cmdgate")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cmdgate/cmdgate/cmd/cmdgate").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, "github.com/cmdgate/cmdgate/cmd/cmdgate")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build` builds it
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build cmdgate: %v\n%s", err, out)
 	}
 	data, ws, cfg, addrFile := filepath.Join(dir, "data"), filepath.Join(dir, "ws"), filepath.Join(dir, "cmdgate.yaml"), filepath.Join(dir, "addr")

@@ -1,8 +1,16 @@
 // Package handover says which `cmdgate sandbox run` command lines cmdgate hands over to
 // cmdgate-sandbox (package sandboxrun) before its heavy package initialisers run, and
-// finds cmdgate-sandbox. It imports only the standard library's basics, so that the
-// package of cmdgate that uses it is initialised among the first: Go initialises a
-// package as soon as those it imports are, in import path order.
+// finds cmdgate-sandbox. It imports only a few of the standard library's packages, so
+// that the package of cmdgate that uses it is initialised among the first.
+//
+// Go initialises packages in import path order, each as soon as those it imports
+// are, and a package without initialisers of its own still waits for its turn in that
+// order. So an import late in the alphabet holds the handover back behind every
+// package before it: importing strings made cmdgate run 78 initialisers (encoding/gob,
+// flag, the crypto packages, ...) before handing over, against 23 without it, 0.7 ms
+// of every `cmdgate sandbox run` (measured as processes on a 2-core VM). The few string
+// functions it needs are written out below instead; TestSandboxRunHandover in
+// cmd/cmdgate keeps it so.
 //
 // Only a run that needs nothing but the linux executor is handed over: no configuration
 // file (--config, $CMDGATE_CONFIG), no --json, no help, and the command given as -c
@@ -14,7 +22,6 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -48,8 +55,8 @@ func Args(args []string, getenv func(string) string) ([]string, bool) {
 			argv = true
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !strings.HasPrefix(a, "-") || name == "" || strings.HasPrefix(name, "-") {
+		name, value, hasValue := cut(trimDash(trimDash(a)), '=')
+		if !hasPrefix(a, "-") || name == "" || hasPrefix(name, "-") {
 			return nil, false // a positional argument, or ---x: cmdgate says
 		}
 		switch name {
@@ -99,14 +106,59 @@ func FindHelper() (string, error) {
 	}
 	// On Linux the running program's path is the link /proc/self/exe resolves to.
 	if self, err := os.Executable(); err == nil {
-		if i := strings.LastIndexByte(self, '/'); i >= 0 && executable(self[:i+1]+HelperName) {
-			return self[:i+1] + HelperName, nil
+		if dir, _, found := cutLast(self, '/'); found && executable(dir+"/"+HelperName) {
+			return dir + "/" + HelperName, nil
 		}
 	}
-	for _, dir := range strings.Split(os.Getenv("PATH"), string(os.PathListSeparator)) {
-		if strings.HasPrefix(dir, "/") && executable(strings.TrimSuffix(dir, "/")+"/"+HelperName) {
-			return strings.TrimSuffix(dir, "/") + "/" + HelperName, nil
+	for rest, more := os.Getenv("PATH"), true; more; {
+		var dir string
+		dir, rest, more = cut(rest, os.PathListSeparator)
+		if hasPrefix(dir, "/") {
+			if p := trimSlash(dir) + "/" + HelperName; executable(p) {
+				return p, nil
+			}
 		}
 	}
 	return "", errors.New("sandbox: " + HelperName + " is neither beside this program nor in PATH (`make build` builds it into bin/)")
+}
+
+// The string functions of the package, written out rather than imported from strings
+// (see the package comment).
+
+// cut is strings.Cut for a one-byte separator.
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s string, sep byte) (before, after string, found bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+
+// trimDash removes one leading "-".
+func trimDash(s string) string {
+	if hasPrefix(s, "-") {
+		return s[1:]
+	}
+	return s
+}
+
+// trimSlash removes one trailing "/".
+func trimSlash(s string) string {
+	if len(s) > 0 && s[len(s)-1] == '/' {
+		return s[:len(s)-1]
+	}
+	return s
 }

@@ -1,6 +1,8 @@
 package handover
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -62,5 +64,51 @@ func TestArgs(t *testing.T) {
 	}
 	if got, ok := Args([]string{"sandbox", "run", "--", "true"}, env); ok {
 		t.Errorf("with $CMDGATE_CONFIG: Args = %q, true; want it left to cmdgate", got)
+	}
+}
+
+// TestFindHelperPath: with none beside the running program (the test binary),
+// cmdgate-sandbox is found in the first absolute directory of PATH that holds it as
+// an executable regular file; relative directories and the rest are passed over.
+func TestFindHelperPath(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(self), HelperName)); err == nil {
+		t.Skipf("%s lies beside the test binary", HelperName)
+	}
+	root := t.TempDir()
+	dir := func(name string) string {
+		d := filepath.Join(root, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	write := func(d string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(d, HelperName), []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain, isDir, good, later := dir("plain"), dir("isdir"), dir("good"), dir("later")
+	write(plain, 0o644) // not executable
+	if err := os.Mkdir(filepath.Join(isDir, HelperName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(good, 0o755)
+	write(later, 0o755)
+	t.Chdir(root)
+	write(dir("rel"), 0o755)
+
+	t.Setenv("PATH", "rel:"+plain+"::"+isDir+":"+good+"/:"+later)
+	if got, err := FindHelper(); err != nil || got != filepath.Join(good, HelperName) {
+		t.Errorf("FindHelper() = %q, %v; want %q", got, err, filepath.Join(good, HelperName))
+	}
+	for _, path := range []string{"", "rel", plain + ":" + isDir, ":::"} {
+		t.Setenv("PATH", path)
+		if got, err := FindHelper(); err == nil {
+			t.Errorf("PATH=%q: FindHelper() = %q; want an error", path, got)
+		}
 	}
 }

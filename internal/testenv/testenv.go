@@ -83,7 +83,7 @@ func BuildCmdgate(name string) (string, error) {
 	if err := build("cmdgate-sandbox", "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox", "CGO_ENABLED=0"); err != nil {
 		return "", err
 	}
-	if err := build("cmdgate", "github.com/cmdgate/cmdgate/cmd/cmdgate"); err != nil {
+	if err := build("cmdgate", "github.com/cmdgate/cmdgate/cmd/cmdgate", "CGO_ENABLED=0"); err != nil {
 		return "", err
 	}
 	return filepath.Join(dir, "cmdgate"), nil
