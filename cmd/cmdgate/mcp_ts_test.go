@@ -66,6 +66,25 @@ func TestMCPThirdPartyClient(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The stdio server and the job host started for job_run work on data after the
+	// client is gone (the host goes once its job has ended): both are gone before the
+	// directory is removed. Cleanups run in reverse order, so this one runs after the
+	// gateway's Close below and before TempDir's removal.
+	t.Cleanup(func() {
+		var left []int
+		const wait = 2 * time.Minute
+		for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if left = testenv.ProcessesWith(data); len(left) == 0 {
+				return
+			}
+		}
+		t.Errorf("processes working on %s still running after %v: %v", data, wait, left)
+		for _, pid := range left {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	})
 	srv, err := gateway.New(t.Context(), gateway.Options{Workspace: ws, DataDir: data, Sandbox: gateway.SandboxProcess})
 	if err != nil {
 		t.Fatal(err)
