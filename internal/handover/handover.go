@@ -7,7 +7,7 @@
 // are, and a package without initialisers of its own still waits for its turn in that
 // order. So an import late in the alphabet holds the handover back behind every
 // package before it: importing strings made cmdgate run 78 initialisers (encoding/gob,
-// flag, the crypto packages, ...) before handing over, against 23 without it, 0.7 ms
+// flag, the crypto packages, ...) before handing over, against 22 without it, 0.7-1 ms
 // of every `cmdgate sandbox run` (measured as processes on a 2-core VM). The few string
 // functions it needs are written out below instead; TestSandboxRunHandover in
 // cmd/cmdgate keeps it so.
