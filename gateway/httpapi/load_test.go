@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // loadConns is the number of concurrent connections of the load benchmarks; the
@@ -238,11 +240,9 @@ func startOPA(b *testing.B) (url string, pid int) {
 // the defaults); it returns the server's URL, an agent's Authorization header and the process id.
 func startCmdgate(b *testing.B, config string) (url, auth string, pid int) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "cmdgate")
-	build := exec.Command("go", "build", "-o", bin, "github.com/cmdgate/cmdgate/cmd/cmdgate")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as `make build` builds it
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build cmdgate: %v\n%s", err, out)
+	bin, err := testenv.BuildCmdgate("load")
+	if err != nil {
+		b.Fatal(err)
 	}
 	data, ws, cfg, addrFile := filepath.Join(dir, "data"), filepath.Join(dir, "ws"), filepath.Join(dir, "cmdgate.yaml"), filepath.Join(dir, "addr")
 	if err := os.Mkdir(ws, 0o755); err != nil {
