@@ -12,7 +12,8 @@ import (
 
 // InputValue converts a command document to the Rego input value, field for field the
 // value its JSON encoding would give, without the JSON round trip (the engine's hot
-// path), plus one derived field per command, "contained" (see Contained).
+// path), plus two derived fields: "contained" on each command (see Contained) and
+// "words" on the document (see Words).
 // TestInputValueMatchesJSON holds the two equal.
 //
 // Object keys are shared, prebuilt terms, and so are the values of contexts, positions
@@ -35,6 +36,7 @@ func InputValue(doc *parse.Document) ast.Value {
 		b.item(kFeatures, features(doc.Features)),
 		b.item(kError, b.errorValue(doc.Error)),
 		b.item(kSandbox, sandboxValue(doc.Sandbox)),
+		b.str(kWords, Words(doc)),
 	}
 	if r := doc.Readonly; r != nil {
 		// Only in a read-only language request, as in its JSON (omitempty).
@@ -62,7 +64,7 @@ var (
 
 	kSandbox, kBackend, kIsolated, kPrivateTmp, kHome = key("sandbox"), key("backend"), key("isolated"), key("private_tmp"), key("home")
 
-	kReadonly, kCommand, kFile = key("readonly"), key("command"), key("file")
+	kReadonly, kCommand, kFile, kWords = key("readonly"), key("command"), key("file"), key("words")
 
 	kOptions, kEvaluations, kKind, kNames, kValues = key("options"), key("evaluations"), key("kind"), key("names"), key("values")
 
@@ -166,6 +168,38 @@ func (b *builder) command(c *parse.Command) ast.Value {
 		boolean(kFunctionCall, c.FunctionCall),
 		boolean(kContained, Contained(c)),
 	)
+}
+
+// Words is every argv word and redirect target of the document's commands, in order,
+// each followed by a newline. The engine adds it to the input as "words": a rule that
+// looks for text anywhere in the script's words (the Unix socket rule's hints) tests
+// one string instead of walking every word of every command, which costs an
+// evaluation per word.
+func Words(doc *parse.Document) string {
+	n := 0
+	for i := range doc.Commands {
+		c := &doc.Commands[i]
+		for _, w := range c.Argv {
+			n += len(w) + 1
+		}
+		for j := range c.Redirects {
+			n += len(c.Redirects[j].Target) + 1
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for i := range doc.Commands {
+		c := &doc.Commands[i]
+		for _, w := range c.Argv {
+			sb.WriteString(w)
+			sb.WriteByte('\n')
+		}
+		for j := range c.Redirects {
+			sb.WriteString(c.Redirects[j].Target)
+			sb.WriteByte('\n')
+		}
+	}
+	return sb.String()
 }
 
 // Contained reports whether a command names nothing outside the workspace: no

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/cmdgate/cmdgate/parse"
 )
@@ -40,6 +41,7 @@ func TestInputValueMatchesJSON(t *testing.T) {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			t.Fatal(err)
 		}
+		m["words"] = Words(doc)
 		if cmds, ok := m["commands"].([]any); ok {
 			for i, c := range cmds {
 				c.(map[string]any)["contained"] = Contained(&doc.Commands[i])
@@ -125,8 +127,9 @@ func TestContained(t *testing.T) {
 	}
 }
 
-// TestContainedChangesNoDecision: the decisions with the "contained" field (the fast
-// path) equal those without it (every rule runs), for every corpus script.
+// TestContainedChangesNoDecision: the decisions with the derived fields "contained"
+// and "words" (the fast paths) equal those without them (every rule runs, lib.words is
+// built by the bundle), for every corpus script.
 func TestContainedChangesNoDecision(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
@@ -150,6 +153,47 @@ func TestContainedChangesNoDecision(t *testing.T) {
 		}
 		if diff := cmp.Diff(full, fast); diff != "" {
 			t.Errorf("%s:%d: %q: decision with contained differs (-without +with):\n%s", c.file, c.line, c.script, diff)
+		}
+	}
+}
+
+// TestWordsMatchesRego holds Words equal to what the bundle builds for a document
+// without the field (lib.words), for every corpus script and a few shapes of their own.
+func TestWordsMatchesRego(t *testing.T) {
+	t.Parallel()
+	b, err := loadBundle(embedded, embeddedRoot, "embedded", "policies/bundle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := rego.New(rego.Query("data.cmdgate.lib.words"), rego.Compiler(b.compiler)).PrepareForEval(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := []string{
+		"",
+		"echo 'unterminated",
+		"curl --unix-socket /var/run/docker.sock http://x/ > out.txt 2>&1 < /run/in",
+		"cat <<EOF > f\nbody\nEOF\nls 'a\nb' $X",
+	}
+	for _, c := range loadCorpus(t) {
+		scripts = append(scripts, c.script)
+	}
+	for _, s := range scripts {
+		doc := parse.Script(s, corpusOptions)
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := pq.Eval(t.Context(), rego.EvalInput(m))
+		if err != nil || len(rs) != 1 {
+			t.Fatalf("lib.words on %q: %v, %v", s, rs, err)
+		}
+		if got, want := Words(doc), rs[0].Expressions[0].Value; got != want {
+			t.Errorf("Words(%q) = %q, lib.words = %q", s, got, want)
 		}
 	}
 }

@@ -18,10 +18,7 @@ findings contains lib.finding("deny", "network.unix_socket", msg, c) if {
 # holds one of unix_sockets.hints, so a request none of whose words and redirect
 # targets holds one, and that sets none of unix_sockets.env, names no socket.
 socket_request if {
-	words := concat("\n", [w |
-		some c in input.commands
-		some w in array.concat(c.argv, [r.target | some r in c.redirects])
-	])
+	words := lib.words
 	some h in lib.lists.unix_sockets.hints
 	contains(words, h)
 }

@@ -55,6 +55,17 @@ under(p, "/") if startswith(p, "/")
 
 workspace := input.request.workspace
 
+# words holds every argv word and redirect target of the request's commands, one per
+# line, for a rule that looks for text anywhere in them: input.words, which the engine
+# adds, or the same built here for a document without it (hand-written, raw JSON).
+# Testing one string costs one evaluation; walking the words costs one per word.
+words := input.words if is_string(input.words)
+
+else := concat("", [concat("", [w, "\n"]) |
+	some c in input.commands
+	some w in array.concat(c.argv, [r.target | some r in c.redirects])
+])
+
 # inside reports whether the clean absolute path p is inside the workspace. An empty or
 # relative workspace contains nothing.
 inside(p) if {
