@@ -15,7 +15,10 @@ import (
 // its flags, the sandbox built and torn down, no gateway and no policy) beside "bwrap",
 // the peer: `bwrap --unshare-all --die-with-parent true` as a process, in the same run.
 // "handover" and "true" split cmdgate's own start off: cmdgate handing the run over to
-// a cmdgate-sandbox that only exits, and such a program alone.
+// a cmdgate-sandbox that only exits, and such a program alone. "floor" is the least a
+// run built of Go programs as cmdgate's is pays, with no sandbox in it
+// (internal/spawnfloor: three Go program starts, the clone into the namespaces, the
+// command's exec).
 func BenchmarkSandboxRun(b *testing.B) {
 	bin, err := testenv.BuildCmdgate("bench")
 	if err != nil {
@@ -55,6 +58,17 @@ func BenchmarkSandboxRun(b *testing.B) {
 		for b.Loop() {
 			if err := exec.Command("/bin/true").Run(); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		floor, err := testenv.BuildSpawnFloor("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if out, err := exec.Command(floor, "cli", "--", "/bin/true").CombinedOutput(); err != nil {
+				b.Fatalf("spawnfloor: %v\n%s", err, out)
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package linux_test
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"testing"
 	"time"
@@ -25,6 +26,10 @@ import (
 //   - linux_network: as linux_cold, granted the network: the uplink (slirp4netns) is
 //     started and attached, and the host's addresses closed off, inside the timed region
 //     (sandboxes with network are never built ahead).
+//   - linux_floor: the least a cold sandbox whose init is a Go program pays, nothing
+//     built: a spawner (internal/spawnfloor, a small Go program as the backend's is)
+//     starts a Go init in the same new namespaces, which execs /bin/true, and answers
+//     once it has ended.
 //   - bwrap: bubblewrap sharing nothing either, for reference.
 func BenchmarkSandbox(b *testing.B) {
 	spec := func(ws string) executor.Spec {
@@ -63,6 +68,40 @@ func BenchmarkSandbox(b *testing.B) {
 		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			run(b, e, sp)
+		}
+	})
+	b.Run("linux_floor", func(b *testing.B) {
+		floor, err := testenv.BuildSpawnFloor("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp := exec.Command(floor, "spawner", "--", "/bin/true")
+		in, err := sp.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := sp.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sp.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			in.Close()
+			if err := sp.Wait(); err != nil {
+				b.Errorf("spawnfloor spawner: %v", err)
+			}
+		}()
+		buf := []byte{'x'}
+		defer testenv.MachineCPU(b)()
+		for b.Loop() {
+			if _, err := in.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(out, buf); err != nil {
+				b.Fatalf("spawnfloor spawner: %v", err)
+			}
 		}
 	})
 	b.Run("bwrap", func(b *testing.B) {

@@ -62,31 +62,38 @@ func BuildHelper() (path, dir string, err error) {
 // old one, which a job host left by an earlier run may still be running), so runs do
 // not pile builds up. It returns the cmdgate program's path.
 func BuildCmdgate(name string) (string, error) {
+	if _, err := buildProgram(name, "cmdgate-sandbox", "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox"); err != nil {
+		return "", err
+	}
+	return buildProgram(name, "cmdgate", "github.com/cmdgate/cmdgate/cmd/cmdgate")
+}
+
+// BuildSpawnFloor builds internal/spawnfloor, the benchmarks' floor for a sandboxed
+// run built of Go programs, as BuildCmdgate builds cmdgate, and returns its path.
+func BuildSpawnFloor(name string) (string, error) {
+	return buildProgram(name, "spawnfloor", "github.com/cmdgate/cmdgate/internal/spawnfloor")
+}
+
+// buildProgram builds the package pkg without cgo, as `make build` builds the
+// programs, to out in the directory of BuildCmdgate's name, and returns its path.
+func buildProgram(name, out, pkg string) (string, error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cmdgate-test-%d-%s", os.Getuid(), name))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	build := func(out, pkg string, env ...string) error {
-		tmp, err := os.CreateTemp(dir, ".build-*")
-		if err != nil {
-			return err
-		}
-		tmp.Close()
-		cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
-		cmd.Env = append(os.Environ(), env...)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			os.Remove(tmp.Name())
-			return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
-		}
-		return os.Rename(tmp.Name(), filepath.Join(dir, out))
-	}
-	if err := build("cmdgate-sandbox", "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox", "CGO_ENABLED=0"); err != nil {
+	tmp, err := os.CreateTemp(dir, ".build-*")
+	if err != nil {
 		return "", err
 	}
-	if err := build("cmdgate", "github.com/cmdgate/cmdgate/cmd/cmdgate", "CGO_ENABLED=0"); err != nil {
-		return "", err
+	tmp.Close()
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("build %s: %v\n%s", pkg, err, b)
 	}
-	return filepath.Join(dir, "cmdgate"), nil
+	path := filepath.Join(dir, out)
+	return path, os.Rename(tmp.Name(), path)
 }
 
 // Processes lists the live processes (zombies left out) whose command line, split into
