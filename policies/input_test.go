@@ -33,14 +33,7 @@ func TestInputValueMatchesJSON(t *testing.T) {
 	read.Readonly = &parse.Readonly{Command: "cat docs/a.md | grep -n TODO", File: "docs/a.md", Path: "/srv/ws/docs/a.md"}
 	docs = append(docs, read)
 	for _, doc := range docs {
-		raw, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
+		m := jsonInput(t, doc)
 		m["words"] = Words(doc)
 		if cmds, ok := m["commands"].([]any); ok {
 			for i, c := range cmds {
@@ -139,14 +132,7 @@ func TestContainedChangesNoDecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
+		m := jsonInput(t, doc)
 		full, err := e.DecideInput(t.Context(), m)
 		if err != nil {
 			t.Fatal(err)
@@ -180,14 +166,7 @@ func TestWordsMatchesRego(t *testing.T) {
 	}
 	for _, s := range scripts {
 		doc := parse.Script(s, corpusOptions)
-		raw, err := json.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
+		m := jsonInput(t, doc)
 		rs, err := pq.Eval(t.Context(), rego.EvalInput(m))
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("lib.words on %q: %v, %v", s, rs, err)
@@ -196,4 +175,19 @@ func TestWordsMatchesRego(t *testing.T) {
 			t.Errorf("Words(%q) = %q, lib.words = %q", s, got, want)
 		}
 	}
+}
+
+// jsonInput is doc as a raw JSON input document: its JSON encoding decoded into a map,
+// without the fields the engine derives (contained, words).
+func jsonInput(t testing.TB, doc *parse.Document) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
