@@ -37,10 +37,13 @@ if [ ! -s "$tarball" ]; then
   echo "docker-image: debootstrap $suite into $root" >&2
   debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" >&2
   mount -t proc proc "$root/proc"
-  trap 'umount "$root/proc" 2>/dev/null; rm -rf "$root"' EXIT
+  # (Under set -e a failing command in the trap ends the script with its status: the
+  # umount of a /proc already unmounted must not fail the build that succeeded.)
+  trap 'umount "$root/proc" 2>/dev/null || true; rm -rf "$root"' EXIT
   # shellcheck disable=SC2086 # the package names
   chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $tools >&2
   umount "$root/proc"
+  trap 'rm -rf "$root"' EXIT
   chroot "$root" useradd --create-home --uid 1000 --shell /bin/bash agent
   mkdir -p "$root/workspace/project" "$root/workspace/tmp"
   chroot "$root" chown -R agent:agent /workspace
