@@ -154,6 +154,35 @@ func gateway(t *testing.T, cli *client.Client, task string) netip.Addr {
 	return netip.Addr{}
 }
 
+// defaultBridgeGateway is the host's address on Docker's default bridge: the gateway
+// of its IPAM configuration or, where the engine records none (Docker 20.10 on a
+// first start: only the subnet), the IPv4 address of the bridge's interface.
+func defaultBridgeGateway(t *testing.T, cli *client.Client) netip.Addr {
+	t.Helper()
+	def, err := cli.NetworkInspect(context.Background(), "bridge", client.NetworkInspectOptions{})
+	if err != nil {
+		t.Fatalf("Docker's default bridge: %v", err)
+	}
+	for _, c := range def.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			return c.Gateway
+		}
+	}
+	name := def.Network.Options["com.docker.network.bridge.name"]
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		t.Fatalf("Docker's default bridge has no gateway in %+v, and its interface %q: %v", def.Network.IPAM, name, err)
+	}
+	as, _ := ifc.Addrs()
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
+			return p.Addr()
+		}
+	}
+	t.Fatalf("Docker's default bridge %s has no IPv4 address", name)
+	return netip.Addr{}
+}
+
 // containerIP is a container's IPv4 address on its one network.
 func containerIP(t *testing.T, cli *client.Client, id string) string {
 	t.Helper()
@@ -243,11 +272,7 @@ func TestNetworkGuardHostServices(t *testing.T) {
 	if got := dialFromHost(target{"127.0.0.1", loPort}); got != "open "+loToken {
 		t.Fatalf("from the host, its loopback listener: %s", got)
 	}
-	def, err := cli.NetworkInspect(context.Background(), "bridge", client.NetworkInspectOptions{})
-	if err != nil || len(def.Network.IPAM.Config) == 0 {
-		t.Fatalf("Docker's default bridge: %v", err)
-	}
-	viaDocker0 := target{def.Network.IPAM.Config[0].Gateway.String(), port}
+	viaDocker0 := target{defaultBridgeGateway(t, cli).String(), port}
 	if got := reach(t, control, viaDocker0)[viaDocker0]; got != "open "+token {
 		t.Fatalf("from an unguarded container, the host's listener at %s: %s; want open", viaDocker0, got)
 	}
