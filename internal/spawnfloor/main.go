@@ -32,7 +32,7 @@ import (
 func main() {
 	i := slices.Index(os.Args, "--")
 	if len(os.Args) < 2 || i < 0 || i == len(os.Args)-1 {
-		fail(fmt.Errorf("usage: spawnfloor cli|runner|init -- COMMAND [ARG...]"))
+		fail(fmt.Errorf("usage: spawnfloor cli|runner|spawner|init -- COMMAND [ARG...]"))
 	}
 	command := os.Args[i+1:]
 	self, err := os.Executable()
