@@ -45,12 +45,10 @@ func BuildHelper() (path, dir string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(dir, "cmdgate-sandbox")
-	build := exec.Command("go", "build", "-o", path, "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
+	path, err = buildInto(dir, "cmdgate-sandbox", "github.com/cmdgate/cmdgate/cmd/cmdgate-sandbox")
+	if err != nil {
 		os.RemoveAll(dir)
-		return "", "", fmt.Errorf("build cmdgate-sandbox: %v\n%s", err, out)
+		return "", "", err
 	}
 	return path, dir, nil
 }
@@ -74,13 +72,20 @@ func BuildSpawnFloor(name string) (string, error) {
 	return buildProgram(name, "spawnfloor", "github.com/cmdgate/cmdgate/internal/spawnfloor")
 }
 
-// buildProgram builds the package pkg without cgo, as `make build` builds the
-// programs, to out in the directory of BuildCmdgate's name, and returns its path.
+// buildProgram builds the package pkg with buildInto to out in the directory of
+// BuildCmdgate's name, and returns its path.
 func buildProgram(name, out, pkg string) (string, error) {
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("cmdgate-test-%d-%s", os.Getuid(), name))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
+	return buildInto(dir, out, pkg)
+}
+
+// buildInto builds the package pkg without cgo, as `make build` builds the programs,
+// aside in dir, then renames it to out there (over a program that may still be
+// running), and returns its path.
+func buildInto(dir, out, pkg string) (string, error) {
 	tmp, err := os.CreateTemp(dir, ".build-*")
 	if err != nil {
 		return "", err
