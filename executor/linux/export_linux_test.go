@@ -3,6 +3,7 @@ package linux
 import (
 	"os"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,6 +15,12 @@ func (e *Executor) Idle() bool {
 
 // StaleCgroup is staleCgroup.
 var StaleCgroup = staleCgroup
+
+// CPUsArg and FormatCPUs are the wire's: the spawner's inits are started with them.
+var (
+	CPUsArg    = wire.CPUsArg
+	FormatCPUs = wire.FormatCPUs
+)
 
 // SpawnerPid is the pid of the Executor's spawner, 0 when it has none.
 func (e *Executor) SpawnerPid() int {

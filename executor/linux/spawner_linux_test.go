@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"golang.org/x/sys/unix"
 )
 
 // TestSpawnerGone: when the spawner dies (killed from outside), the commands of the
@@ -130,4 +131,65 @@ func TestHelperByHand(t *testing.T) {
 			t.Errorf("cmdgate-sandbox %q: %v, stderr %q; want exit %d and %q", tc.args, err, stderr.String(), tc.code, tc.stderr)
 		}
 	}
+}
+
+// TestSpawnerCPUs: the spawner keeps its threads on one CPU (copy-on-write faults after
+// each init's start then flush no other CPU's TLB), but the command, and whatever it
+// starts, runs on every CPU this process may use, from a pooled sandbox or one built
+// for it.
+func TestSpawnerCPUs(t *testing.T) {
+	t.Parallel()
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil {
+		t.Fatal(err)
+	}
+	want := cpuList(t, "/proc/self/status")
+	for _, pool := range []int{0, -1} {
+		e, ws := newExecutor(t, linux.Options{Pool: pool})
+		// The command's shell, and a process it starts.
+		res := run(t, e, ws, `grep Cpus_allowed_list /proc/self/status | cut -f2; sh -c 'grep Cpus_allowed_list /proc/self/status' | cut -f2`)
+		if res.ExitCode != 0 {
+			t.Fatalf("pool %d: %+v", pool, res)
+		}
+		if got := strings.Fields(res.Stdout); len(got) != 2 || got[0] != want || got[1] != want {
+			t.Errorf("pool %d: the command's CPUs are %q, want %q twice (this process's)", pool, got, want)
+		}
+		sp := e.SpawnerPid()
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(sp) + "/task")
+		if err != nil || len(tasks) == 0 {
+			t.Fatalf("threads of the spawner %d: %v", sp, err)
+		}
+		first := ""
+		for _, task := range tasks {
+			got := cpuList(t, "/proc/"+strconv.Itoa(sp)+"/task/"+task.Name()+"/status")
+			if first == "" {
+				first = got
+			} else if got != first {
+				t.Errorf("spawner thread %s: CPUs %q, another thread's are %q: want them all on one", task.Name(), got, first)
+			}
+			if mine.Count() == 1 && got != want {
+				t.Errorf("spawner thread %s: CPUs %q, want this process's only one, %q", task.Name(), got, want)
+			}
+			cpu, err := strconv.Atoi(got)
+			if mine.Count() > 1 && (err != nil || !mine.IsSet(cpu)) {
+				t.Errorf("spawner thread %s: CPUs %q, want one of this process's (%q)", task.Name(), got, want)
+			}
+		}
+	}
+}
+
+// cpuList is the Cpus_allowed_list of a status file of /proc.
+func cpuList(t *testing.T, status string) string {
+	t.Helper()
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s has no Cpus_allowed_list", status)
+	return ""
 }

@@ -32,7 +32,8 @@ func init() { runtime.LockOSThread() }
 // signal N), 0 when no command came, 125 when the sandbox could not be built, 127 when
 // the command could not start; the Reports on descriptor 4 say which. With the single
 // argument wire.SpawnArg it is the spawner instead, which starts inits for a
-// long-running executor.
+// long-running executor. Started by the spawner, its arguments are wire.CPUsArg and the
+// CPUs to go back to.
 func Main() {
 	if len(os.Args) == 2 && os.Args[1] == wire.SpawnArg {
 		spawn()
@@ -58,6 +59,12 @@ func Main() {
 	}
 	send := func(r wire.Report) {
 		if err := wire.WriteReport(rep, r); err != nil {
+			os.Exit(125)
+		}
+	}
+	if len(os.Args) == 3 && os.Args[1] == wire.CPUsArg {
+		if err := restoreCPUs(os.Args[2]); err != nil {
+			send(errorReport(fail("restore the CPU affinity", err)))
 			os.Exit(125)
 		}
 	}

@@ -28,6 +28,7 @@ func spawn() {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner: close-on-exec:", err)
 		os.Exit(125)
 	}
+	cpus := pinSpawner()
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner:", err)
@@ -64,7 +65,7 @@ func spawn() {
 			reply(wire.SpawnReply{ID: req.ID, Error: fmt.Sprintf("spawner: %d descriptors, want %d", len(fds), wire.SpawnFiles)})
 			continue
 		}
-		cmd, pidfd, err := startInit(self, fds)
+		cmd, pidfd, err := startInit(self, fds, cpus)
 		if err != nil {
 			reply(wire.SpawnReply{ID: req.ID, Error: err.Error()})
 			continue
@@ -79,9 +80,9 @@ func spawn() {
 	}
 }
 
-// startInit starts an init with fds as its streams, config and report, and returns it
-// with a pidfd for the executor. It closes fds.
-func startInit(self string, fds []int) (*exec.Cmd, int, error) {
+// startInit starts an init with fds as its standard streams, config and report, on
+// cpus when not nil, and returns it with a pidfd for the executor. It closes fds.
+func startInit(self string, fds []int, cpus *unix.CPUSet) (*exec.Cmd, int, error) {
 	files := make([]*os.File, len(fds))
 	for i, fd := range fds {
 		files[i] = os.NewFile(uintptr(fd), "spawned")
@@ -92,7 +93,7 @@ func startInit(self string, fds []int) (*exec.Cmd, int, error) {
 		}
 	}()
 	pidfd := -1
-	cmd := wire.InitCmd(self, files)
+	cmd := wire.InitCmd(self, files, cpus)
 	cmd.SysProcAttr.PidFD = &pidfd
 	if err := cmd.Start(); err != nil {
 		return nil, -1, fmt.Errorf("start the sandbox init %s: %w", self, err)

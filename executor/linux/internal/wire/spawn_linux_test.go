@@ -2,6 +2,7 @@ package wire
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -69,5 +70,32 @@ func TestPacket(t *testing.T) {
 	}
 	if _, err := unix.FcntlInt(uintptr(rights[0]), unix.F_GETFD, 0); err != unix.EBADF {
 		t.Errorf("the descriptor of a malformed packet is still open: %v", err)
+	}
+}
+
+// TestCPUs: FormatCPUs and ParseCPUs carry any CPU set there and back; ParseCPUs refuses
+// anything FormatCPUs does not write.
+func TestCPUs(t *testing.T) {
+	t.Parallel()
+	for _, cpus := range [][]int{{0}, {1}, {0, 1}, {0, 2, 5, 63, 64, 65}, {maxCPUs - 1}} {
+		var set unix.CPUSet
+		for _, c := range cpus {
+			set.Set(c)
+		}
+		s := FormatCPUs(&set)
+		got, err := ParseCPUs(s)
+		if err != nil || got != set {
+			t.Errorf("ParseCPUs(FormatCPUs(%v) = %q) = %v, %v", cpus, s, got, err)
+		}
+	}
+	var one unix.CPUSet
+	one.Set(3)
+	if s := FormatCPUs(&one); s != "3" {
+		t.Errorf("FormatCPUs({3}) = %q, want \"3\"", s)
+	}
+	for _, bad := range []string{"", ",", "0,", ",1", "-1", "+1", "01", "1-3", "0x1", " 1", "1\x00", "a", strconv.Itoa(maxCPUs), "99999999999999999999"} {
+		if set, err := ParseCPUs(bad); err == nil {
+			t.Errorf("ParseCPUs(%q) = %v, want an error", bad, set)
+		}
 	}
 }
