@@ -127,3 +127,41 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// TestSandboxRunCPUs: cmdgate-sandbox keeps its own threads on one CPU while it starts
+// the init (linux.KeepToOneCPU), but the command runs on every CPU the caller may use,
+// as it does when cmdgate runs it itself.
+func TestSandboxRunCPUs(t *testing.T) {
+	t.Parallel()
+	bin, err := testenv.BuildCmdgate("handover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	empty := filepath.Join(t.TempDir(), "cmdgate.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws); code != 0 {
+		testenv.Skip(t, "the linux sandbox cannot be built here: %s", stderr)
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			want = strings.TrimSpace(v) + "\n"
+		}
+	}
+	const script = "sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status"
+	for _, args := range [][]string{
+		{"sandbox", "run", "--workspace", ws, "-c", script},
+		{"sandbox", "run", "--config", empty, "--workspace", ws, "-c", script},
+	} {
+		if stdout, stderr, code := runBin(t, ws, nil, bin, args...); code != 0 || stdout != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want the CPUs of this process, %q", args, code, stdout, stderr, want)
+		}
+	}
+}

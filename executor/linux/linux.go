@@ -34,6 +34,7 @@ type Executor struct {
 	uplinkErr error
 	workspace string
 	readOnly  []string
+	initCPUs  []int
 	hide      []string
 	tmpSize   int64
 	limits    Limits
@@ -62,6 +63,27 @@ type Executor struct {
 }
 
 var _ executor.Executor = (*Executor)(nil)
+
+// KeepToOneCPU puts every thread of this process on one CPU and returns the CPUs it
+// had, for Options.InitCPUs; nil when it has one anyway or could not be pinned. A
+// process that starts inits itself, cmdgate sandbox run, calls it first: an init starts
+// in a new user namespace, by a fork of its starter without shared memory, and each
+// page the starter writes until the init has exec'd is copied, flushing the page from
+// every other CPU the starter's threads ran on (an interprocessor interrupt, which a
+// virtual machine pays dearly).
+func KeepToOneCPU() []int {
+	set, _ := wire.KeepToOneCPU() // a thread left elsewhere only costs speed
+	if set == nil {
+		return nil
+	}
+	var cpus []int
+	for c := range wire.MaxCPUs {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
+}
 
 // New checks opts and returns an Executor. It does not try the sandbox: Probe does.
 func New(opts Options) (*Executor, error) {
@@ -94,6 +116,11 @@ func New(opts Options) (*Executor, error) {
 		}
 		opts.Config.Caches.Dir = real
 	}
+	for _, c := range opts.InitCPUs {
+		if c < 0 || c >= wire.MaxCPUs {
+			return nil, fmt.Errorf("sandbox: init CPU %d: not a CPU number below %d", c, wire.MaxCPUs)
+		}
+	}
 	uplink, uplinkErr := findUplink(opts.Uplink)
 	e := &Executor{
 		cfg:       opts.Config,
@@ -102,6 +129,7 @@ func New(opts Options) (*Executor, error) {
 		uplinkErr: uplinkErr,
 		workspace: ws,
 		readOnly:  opts.ReadOnly,
+		initCPUs:  opts.InitCPUs,
 		tmpSize:   opts.TmpSize,
 		limits:    opts.Limits,
 		cgroups:   cgroup.Detect(),

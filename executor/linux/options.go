@@ -70,6 +70,11 @@ type Options struct {
 	// Logger receives what fails in the background (building ahead, removing a cgroup);
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// InitCPUs are the CPUs an init this process starts itself (an Executor without a
+	// spawner: cmdgate sandbox run) goes back to, when the process keeps its own
+	// threads on one CPU (KeepToOneCPU, which returns them). Nil leaves the inits on
+	// the process's CPUs. The spawner's inits go back to the spawner's, always.
+	InitCPUs []int
 }
 
 // Limits are per-command cgroup limits.

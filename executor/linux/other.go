@@ -29,6 +29,9 @@ func (*Executor) Probe(context.Context) (Status, error) {
 	return Status{}, errors.New("sandbox: the linux backend runs on Linux only")
 }
 
+// KeepToOneCPU does nothing.
+func KeepToOneCPU() []int { return nil }
+
 // Close does nothing.
 func (*Executor) Close() error { return nil }
 

@@ -193,3 +193,16 @@ func cpuList(t *testing.T, status string) string {
 	t.Fatalf("%s has no Cpus_allowed_list", status)
 	return ""
 }
+
+// TestInitCPUsInvalid: New refuses an init CPU that is no CPU number.
+func TestInitCPUsInvalid(t *testing.T) {
+	t.Parallel()
+	for _, cpus := range [][]int{{-1}, {0, 1 << 20}} {
+		if e, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: helper, InitCPUs: cpus}); err == nil || !strings.Contains(err.Error(), "not a CPU number") {
+			if e != nil {
+				e.Close()
+			}
+			t.Errorf("New with InitCPUs %v: %v, want an error naming the CPU", cpus, err)
+		}
+	}
+}

@@ -28,7 +28,10 @@ func spawn() {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner: close-on-exec:", err)
 		os.Exit(125)
 	}
-	cpus := pinSpawner()
+	cpus, err := wire.KeepToOneCPU()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner: keep to one CPU:", err)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner:", err)

@@ -59,8 +59,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if f != nil {
 		return fail(f.Code, f.Message)
 	}
-	// The defaults of an empty configuration, one command: nothing to build ahead.
-	e, err := linux.New(linux.Options{Workspace: ws, Pool: -1})
+	// The defaults of an empty configuration, one command: nothing to build ahead. This
+	// process starts the init itself, from one CPU (linux.KeepToOneCPU); the init goes
+	// back to this process's CPUs.
+	e, err := linux.New(linux.Options{Workspace: ws, Pool: -1, InitCPUs: linux.KeepToOneCPU()})
 	if err != nil {
 		return fail("UNAVAILABLE", err.Error())
 	}

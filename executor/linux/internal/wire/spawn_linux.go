@@ -29,9 +29,10 @@ import (
 // Each of those faults also flushes the page's stale translation from every other CPU
 // the spawner's threads run on, by an interprocessor interrupt, which a virtual machine
 // pays dearly (measured on a 2-core VM: a fifth of the spawner's time). So the spawner
-// keeps all its threads on one CPU, and starts each init with CPUsArg and the CPUs it
-// had: the init puts its own threads back on them before anything else, and the command
-// runs where the gateway may.
+// keeps all its threads on one CPU (KeepToOneCPU), and starts each init with CPUsArg and
+// the CPUs it had: the init puts its main thread back on them before anything else, and
+// the command runs where the gateway may. cmdgate sandbox run, which starts its one init
+// itself, does the same.
 //
 // The executor and the spawner talk over a SOCK_SEQPACKET socket pair, on the spawner's
 // descriptor SpawnFD: one JSON object per packet.
@@ -166,13 +167,13 @@ func InitAttr() *syscall.SysProcAttr {
 	return attr
 }
 
-// maxCPUs is how many CPUs a unix.CPUSet holds.
-const maxCPUs = len(unix.CPUSet{}) * int(unsafe.Sizeof(unix.CPUSet{}[0])) * 8
+// MaxCPUs is how many CPUs a unix.CPUSet holds.
+const MaxCPUs = len(unix.CPUSet{}) * int(unsafe.Sizeof(unix.CPUSet{}[0])) * 8
 
 // FormatCPUs writes a CPU set as the numbers of its CPUs, comma-separated ("0,1,3").
 func FormatCPUs(set *unix.CPUSet) string {
 	var b []byte
-	for cpu := range maxCPUs {
+	for cpu := range MaxCPUs {
 		if set.IsSet(cpu) {
 			if b != nil {
 				b = append(b, ',')
@@ -189,10 +190,81 @@ func ParseCPUs(s string) (unix.CPUSet, error) {
 	var set unix.CPUSet
 	for f := range strings.SplitSeq(s, ",") {
 		cpu, err := strconv.Atoi(f)
-		if err != nil || cpu < 0 || cpu >= maxCPUs || strconv.Itoa(cpu) != f {
-			return unix.CPUSet{}, fmt.Errorf("CPU set %q: %q is not a CPU number below %d", s, f, maxCPUs)
+		if err != nil || cpu < 0 || cpu >= MaxCPUs || strconv.Itoa(cpu) != f {
+			return unix.CPUSet{}, fmt.Errorf("CPU set %q: %q is not a CPU number below %d", s, f, MaxCPUs)
 		}
 		set.Set(cpu)
 	}
 	return set, nil
+}
+
+// KeepToOneCPU puts every thread of this process on one CPU, the first it may use, and
+// returns the CPUs it had, for the inits it starts to go back to (CPUsArg): the
+// spawner's, and cmdgate sandbox run's, which starts its one init itself. It returns nil
+// when the process has a single CPU anyway. When some thread could not be moved, it
+// returns the CPUs all the same, with the error: the inits go back to them whatever
+// their starter's threads run on, and only the starter's speed is at stake.
+func KeepToOneCPU() (*unix.CPUSet, error) {
+	var had unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &had); err != nil {
+		return nil, err
+	}
+	if had.Count() < 2 {
+		return nil, nil
+	}
+	var one unix.CPUSet
+	for cpu := 0; ; cpu++ {
+		if had.IsSet(cpu) {
+			one.Set(cpu)
+			break
+		}
+	}
+	return &had, setThreadsAffinity(&one)
+}
+
+// setThreadsAffinity sets the CPU affinity of every thread of this process, the calling
+// thread first. The kernel keeps a mask to the CPUs the process's cpuset allows; the
+// calling thread's mask after the call is what the others get. A thread the runtime
+// starts meanwhile inherits the mask of the thread that starts it: the threads are
+// listed again until every one has the mask.
+func setThreadsAffinity(set *unix.CPUSet) error {
+	if err := unix.SchedSetaffinity(0, set); err != nil {
+		return err
+	}
+	var want unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &want); err != nil {
+		return err
+	}
+	self := strconv.Itoa(unix.Gettid())
+	for range 8 {
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return err
+		}
+		settled, listed := true, false
+		for _, e := range ents {
+			listed = listed || e.Name() == self
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			var cur unix.CPUSet
+			err = unix.SchedGetaffinity(tid, &cur)
+			if errors.Is(err, unix.ESRCH) || err == nil && cur == want {
+				continue // done, or the thread has exited
+			}
+			settled = false
+			if err := unix.SchedSetaffinity(tid, &want); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("thread %d: %w", tid, err)
+			}
+		}
+		if !listed {
+			// /proc is another pid namespace's: its thread IDs are not ours.
+			return errors.New("/proc/self/task does not list this thread")
+		}
+		if settled {
+			return nil
+		}
+	}
+	return errors.New("threads kept starting with other CPUs")
 }

@@ -77,7 +77,7 @@ func TestPacket(t *testing.T) {
 // anything FormatCPUs does not write.
 func TestCPUs(t *testing.T) {
 	t.Parallel()
-	for _, cpus := range [][]int{{0}, {1}, {0, 1}, {0, 2, 5, 63, 64, 65}, {maxCPUs - 1}} {
+	for _, cpus := range [][]int{{0}, {1}, {0, 1}, {0, 2, 5, 63, 64, 65}, {MaxCPUs - 1}} {
 		var set unix.CPUSet
 		for _, c := range cpus {
 			set.Set(c)
@@ -93,7 +93,7 @@ func TestCPUs(t *testing.T) {
 	if s := FormatCPUs(&one); s != "3" {
 		t.Errorf("FormatCPUs({3}) = %q, want \"3\"", s)
 	}
-	for _, bad := range []string{"", ",", "0,", ",1", "-1", "+1", "01", "1-3", "0x1", " 1", "1\x00", "a", strconv.Itoa(maxCPUs), "99999999999999999999"} {
+	for _, bad := range []string{"", ",", "0,", ",1", "-1", "+1", "01", "1-3", "0x1", " 1", "1\x00", "a", strconv.Itoa(MaxCPUs), "99999999999999999999"} {
 		if set, err := ParseCPUs(bad); err == nil {
 			t.Errorf("ParseCPUs(%q) = %v, want an error", bad, set)
 		}
