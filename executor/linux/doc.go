@@ -76,14 +76,19 @@
 // per start, 25 ms with 400 MB, against 2 ms with none. So once Probe has succeeded the
 // inits of an Executor come from a spawner, cmdgate-sandbox started once (with vfork)
 // with a few megabytes of heap, which starts each init on request and reports its exit;
-// it dies with the gateway and its inits with it. The Executor also keeps Options.Pool
+// it dies with the gateway and its inits with it. Each such fault also flushes the page
+// from every other CPU the parent's threads run on, by an interprocessor interrupt,
+// which a virtual machine pays dearly (a fifth of the spawner's time on a 2-core VM), so
+// the spawner keeps its threads on one CPU, and each init moves back to the gateway's
+// CPUs before it builds anything: commands run on all of them. The Executor also keeps Options.Pool
 // sandboxes without network built ahead, so a command waits only for its own start, and
 // empty cgroups made ahead (creating one costs milliseconds on cgroup v1). A command
 // that finds the pool empty while a sandbox is being built ahead waits for that one
 // rather than building its own beside it (as many commands wait as builds are under
 // way); a sandbox built for one command gets the command with its layout. The init takes the
 // namespaces down after it has reported, off the command's path. An Executor that is
-// not probed (cmdgate sandbox run, one command) starts its init itself.
+// not probed (cmdgate sandbox run, one command) starts its init itself, from one CPU
+// too when the caller keeps to one (KeepToOneCPU, Options.InitCPUs).
 //
 // # Availability
 //
