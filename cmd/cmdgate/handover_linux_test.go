@@ -32,26 +32,35 @@ func runBin(t *testing.T, dir string, env []string, bin string, args ...string) 
 	return out.String(), errb.String(), code
 }
 
+// handoverEnv builds cmdgate for a test of `sandbox run` and returns it with a new
+// workspace and an empty configuration file (cmdgate's defaults, but run by cmdgate
+// itself); a host where the linux sandbox cannot be built skips (fails under CI).
+func handoverEnv(t *testing.T) (bin, ws, empty string) {
+	t.Helper()
+	bin, err := testenv.BuildCmdgate("handover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = t.TempDir()
+	empty = filepath.Join(t.TempDir(), "cmdgate.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws); code != 0 {
+		testenv.Skip(t, "the linux sandbox cannot be built here: %s", stderr)
+	}
+	return bin, ws, empty
+}
+
 // TestSandboxRunHandover: cmdgate hands an ordinary `sandbox run` over to
 // cmdgate-sandbox before the policy engine's initialisers run, and the run handed over
 // prints and exits exactly as cmdgate's own does (forced here by a configuration file,
 // empty: the same defaults).
 func TestSandboxRunHandover(t *testing.T) {
 	t.Parallel()
-	bin, err := testenv.BuildCmdgate("handover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
+	bin, ws, empty := handoverEnv(t)
 	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
-	}
-	empty := filepath.Join(t.TempDir(), "cmdgate.yaml")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws); code != 0 {
-		testenv.Skip(t, "the linux sandbox cannot be built here: %s", stderr)
 	}
 
 	// The initialisers that ran: the handover's are cmdgate's first ones, then
@@ -133,18 +142,7 @@ func trim(s string) string {
 // as it does when cmdgate runs it itself.
 func TestSandboxRunCPUs(t *testing.T) {
 	t.Parallel()
-	bin, err := testenv.BuildCmdgate("handover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	empty := filepath.Join(t.TempDir(), "cmdgate.yaml")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws); code != 0 {
-		testenv.Skip(t, "the linux sandbox cannot be built here: %s", stderr)
-	}
+	bin, ws, empty := handoverEnv(t)
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		t.Fatal(err)

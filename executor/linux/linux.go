@@ -34,7 +34,7 @@ type Executor struct {
 	uplinkErr error
 	workspace string
 	readOnly  []string
-	initCPUs  []int
+	initCPUs  *unix.CPUSet // Options.InitCPUs; nil when none
 	hide      []string
 	tmpSize   int64
 	limits    Limits
@@ -116,10 +116,15 @@ func New(opts Options) (*Executor, error) {
 		}
 		opts.Config.Caches.Dir = real
 	}
+	var initCPUs *unix.CPUSet
 	for _, c := range opts.InitCPUs {
 		if c < 0 || c >= wire.MaxCPUs {
 			return nil, fmt.Errorf("sandbox: init CPU %d: not a CPU number below %d", c, wire.MaxCPUs)
 		}
+		if initCPUs == nil {
+			initCPUs = new(unix.CPUSet)
+		}
+		initCPUs.Set(c)
 	}
 	uplink, uplinkErr := findUplink(opts.Uplink)
 	e := &Executor{
@@ -129,7 +134,7 @@ func New(opts Options) (*Executor, error) {
 		uplinkErr: uplinkErr,
 		workspace: ws,
 		readOnly:  opts.ReadOnly,
-		initCPUs:  opts.InitCPUs,
+		initCPUs:  initCPUs,
 		tmpSize:   opts.TmpSize,
 		limits:    opts.Limits,
 		cgroups:   cgroup.Detect(),

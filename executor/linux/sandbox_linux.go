@@ -312,14 +312,7 @@ const buildTimeout = 30 * time.Second
 // killed with the calling thread), with files as its streams, config and report. The
 // init is s's from then on: a goroutine reaps it and closes s.exited.
 func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File) error {
-	var cpus *unix.CPUSet
-	if len(e.initCPUs) > 0 {
-		cpus = new(unix.CPUSet)
-		for _, c := range e.initCPUs {
-			cpus.Set(c)
-		}
-	}
-	cmd := wire.InitCmd(e.helper, files[:], cpus)
+	cmd := wire.InitCmd(e.helper, files[:], e.initCPUs)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -32,8 +32,8 @@ func init() { runtime.LockOSThread() }
 // signal N), 0 when no command came, 125 when the sandbox could not be built, 127 when
 // the command could not start; the Reports on descriptor 4 say which. With the single
 // argument wire.SpawnArg it is the spawner instead, which starts inits for a
-// long-running executor. Started by the spawner, its arguments are wire.CPUsArg and the
-// CPUs to go back to.
+// long-running executor. Started from one CPU (by the spawner, or by cmdgate sandbox
+// run), its arguments are wire.CPUsArg and the CPUs to go back to.
 func Main() {
 	if len(os.Args) == 2 && os.Args[1] == wire.SpawnArg {
 		spawn()
