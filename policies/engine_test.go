@@ -108,6 +108,29 @@ func TestBundleErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
+// TestBundleTestsLeftOut: the engine compiles a bundle's rules without its tests
+// (*_test.rego), so a test that does not compile leaves decisions alone and fails only
+// the tests; one that does not parse still fails the load.
+func TestBundleTestsLeftOut(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "bundles", "brokentest")
+	e, err := New(t.Context(), WithDir(dir))
+	if err != nil {
+		t.Fatalf("New(WithDir(%s)) = %v, want the bundle loaded: its only error is in a test", dir, err)
+	}
+	if d, err := e.Decide(t.Context(), parse.Script("ls", parse.Options{})); err != nil || d.Action != ActionAllow {
+		t.Errorf("Decide(ls) = %+v, %v; want allow", d, err)
+	}
+	if _, err := RunTests(t.Context(), TestOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "policy_test.rego:4") {
+		t.Errorf("RunTests(%s) error = %v; want the test's type error, at policy_test.rego:4", dir, err)
+	}
+	dir = filepath.Join("testdata", "bundles", "syntaxtest")
+	var be *BundleError
+	if _, err := New(t.Context(), WithDir(dir)); !errors.As(err, &be) || !strings.Contains(err.Error(), "policy_test.rego:5") {
+		t.Errorf("New(WithDir(%s)) error = %v; want a *BundleError at policy_test.rego:5", dir, err)
+	}
+}
+
 func TestBundleWithoutPolicy(t *testing.T) {
 	t.Parallel()
 	if _, err := New(t.Context(), WithDir(filepath.Join("testdata", "bundles", "empty"))); !errors.Is(err, ErrNoBundle) {

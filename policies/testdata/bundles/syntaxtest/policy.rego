@@ -1,0 +1,3 @@
+package cmdgate
+
+decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}}
