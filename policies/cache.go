@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -97,13 +96,9 @@ func uncacheable(c *ast.Compiler) string {
 			return false
 		})
 	}
-	// The bundle's tests never run for a decision, and they set input freely.
-	var names []string
-	for _, name := range sortedKeys(c.Modules) {
-		if !strings.HasSuffix(name, "_test.rego") {
-			names = append(names, name)
-		}
-	}
+	// The engine's compiler holds the bundle's rules without its tests (loadBundle),
+	// which never run for a decision and set input freely.
+	names := sortedKeys(c.Modules)
 	for _, name := range names {
 		visit(c.Modules[name])
 		if why != "" {
