@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -92,12 +92,17 @@ func (t *Timing) Each(fn func(Phase, time.Duration)) {
 // for the phases met: `parse;dur=0.084, policy;dur=0.312, …`, durations in
 // milliseconds.
 func (t *Timing) ServerTiming() string {
-	var b strings.Builder
+	// Appended rather than formatted with fmt: every answer carries the header, and fmt
+	// cost the gateway 2% of its CPU under load.
+	var buf [256]byte
+	b := buf[:0]
 	t.Each(func(p Phase, d time.Duration) {
-		if b.Len() > 0 {
-			b.WriteString(", ")
+		if len(b) > 0 {
+			b = append(b, ", "...)
 		}
-		fmt.Fprintf(&b, "%s;dur=%.3f", p, float64(d)/float64(time.Millisecond))
+		b = append(b, p.String()...)
+		b = append(b, ";dur="...)
+		b = strconv.AppendFloat(b, float64(d)/float64(time.Millisecond), 'f', 3, 64)
 	})
-	return b.String()
+	return string(b)
 }

@@ -194,7 +194,7 @@ func info(c echo.Context) *reqInfo {
 		return ri
 	}
 	// Only reachable if a route bypassed the middleware: give a usable value.
-	ri := &reqInfo{id: gateway.NewRequestID(), start: time.Now()}
+	ri := &reqInfo{id: gateway.NewRequestID(), start: time.Now(), log: slog.Default()}
 	c.Set(infoKey, ri)
 	return ri
 }
@@ -264,7 +264,7 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		ri := &reqInfo{id: id, start: time.Now(), timing: &gateway.Timing{}}
-		ri.log = f.log.With("request_id", id)
+		ri.log = gateway.RequestLogger(f.log, "request_id", id)
 		c.Set(infoKey, ri)
 
 		if err := next(c); err != nil {
@@ -280,7 +280,7 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		f.metrics.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		f.metrics.requestTime.WithLabelValues(route).Observe(elapsed.Seconds())
 		ri.timing.Each(func(p gateway.Phase, d time.Duration) {
-			f.metrics.phaseTime.WithLabelValues(p.String()).Observe(d.Seconds())
+			f.metrics.phases[p].Observe(d.Seconds())
 		})
 		level := slog.LevelInfo
 		if status >= 500 {

@@ -1,6 +1,9 @@
 package httpapi
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/cmdgate/cmdgate/gateway"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the HTTP front's metrics, on the core's registry. Paths are the route
 // patterns (unknown paths count as "other"), so the label sets stay bounded.
@@ -9,6 +12,9 @@ type metrics struct {
 	requests     *prometheus.CounterVec   // path, code
 	requestTime  *prometheus.HistogramVec // path
 	phaseTime    *prometheus.HistogramVec // phase
+	// phases are phaseTime's histograms by gateway.Phase, looked up once: every request
+	// observes several.
+	phases []prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -33,6 +39,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		// From tens of microseconds (parse, policy) to minutes (run).
 		Buckets: prometheus.ExponentialBuckets(0.00002, 4, 12),
 	}, []string{"phase"})
+	for _, p := range gateway.Phases() {
+		m.phases = append(m.phases, m.phaseTime.WithLabelValues(p.String()))
+	}
 	reg.MustRegister(m.authFailures, m.requests, m.requestTime, m.phaseTime)
 	return m
 }

@@ -481,7 +481,7 @@ func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, e
 	}
 	id := gateway.NewRequestID()
 	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp", Gone: "cancelled",
-		Log: t.g.Logger().With("request_id", id, "principal", name, "tool", tool)}, nil
+		Log: gateway.RequestLogger(t.g.Logger(), "request_id", id, "principal", name, "tool", tool)}, nil
 }
 
 // execCommand is exec_command: POST /v1/exec with the command as an argument vector.
