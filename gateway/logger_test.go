@@ -32,7 +32,9 @@ func TestRequestLogger(t *testing.T) {
 		return buf.String()
 	}
 	want := logs(func(l *slog.Logger) *slog.Logger { return l.With("request_id", "r1", "tool", "exec") })
-	got := logs(func(l *slog.Logger) *slog.Logger { return RequestLogger(l, "request_id", "r1", "tool", "exec") })
+	got := logs(func(l *slog.Logger) *slog.Logger {
+		return RequestLogger(l, slog.String("request_id", "r1"), slog.String("tool", "exec"))
+	})
 	if got != want {
 		t.Errorf("RequestLogger wrote\n%s\nl.With writes\n%s", got, want)
 	}

@@ -264,7 +264,7 @@ func (f *Front) requestMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		ri := &reqInfo{id: id, start: time.Now(), timing: &gateway.Timing{}}
-		ri.log = gateway.RequestLogger(f.log, "request_id", id)
+		ri.log = gateway.RequestLogger(f.log, slog.String("request_id", id))
 		c.Set(infoKey, ri)
 
 		if err := next(c); err != nil {

@@ -61,6 +61,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"runtime/debug"
@@ -481,7 +482,7 @@ func (t *tools) caller(req *sdk.CallToolRequest, tool string) (gateway.Caller, e
 	}
 	id := gateway.NewRequestID()
 	return gateway.Caller{Name: name, Role: gateway.Role(role), RequestID: id, Endpoint: tool, Source: "mcp", Gone: "cancelled",
-		Log: gateway.RequestLogger(t.g.Logger(), "request_id", id, "principal", name, "tool", tool)}, nil
+		Log: gateway.RequestLogger(t.g.Logger(), slog.String("request_id", id), slog.String("principal", name), slog.String("tool", tool))}, nil
 }
 
 // execCommand is exec_command: POST /v1/exec with the command as an argument vector.
