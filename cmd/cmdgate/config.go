@@ -58,6 +58,7 @@ import (
 //	  pids: 1024                # processes and threads per command (cgroup); -1 no limit
 //	  cpus: 0                   # CPU time per command, in CPUs (cgroup); 0 no limit
 //	  pool: 2                   # sandboxes built ahead for commands without network; -1 none
+//	                            # (up to two builders hold one more each: 4 ready by default)
 //	log:
 //	  format: text              # --log-format, CMDGATE_LOG_FORMAT: text or json
 //	  level: info               # --log-level, CMDGATE_LOG_LEVEL: debug, info, warn or error

@@ -1,9 +1,13 @@
 package linux_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,4 +89,62 @@ func TestRunWaitingForBuildAheadCancelled(t *testing.T) {
 	if res := run(t, e, ws, fmt.Sprintf("test ! -e started-%d", cancelled)); res.ExitCode != 0 {
 		t.Fatalf("after the builds go on: %+v (the cancelled command must not have run)", res)
 	}
+}
+
+// TestPoolReadyInits: an idle Executor keeps Pool sandboxes in its pool and, in each
+// of its builders (up to two), the one that builder holds while the pool is full: the
+// number its Options document. No more come while nothing runs.
+func TestPoolReadyInits(t *testing.T) {
+	t.Parallel()
+	for _, pool := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(pool), func(t *testing.T) {
+			t.Parallel()
+			e, _ := newExecutor(t, linux.Options{Pool: pool})
+			sp := e.SpawnerPid()
+			if sp == 0 {
+				t.Fatal("a probed Executor has no spawner")
+			}
+			want := pool + min(pool, 2)
+			waitPoolFull(t, e)
+			var got []int
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if got = childrenOf(sp); len(got) >= want || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(got) != want {
+				t.Fatalf("pool %d: the spawner has %d live inits %v; want %d", pool, len(got), got, want)
+			}
+			time.Sleep(300 * time.Millisecond) // time enough for a build too many
+			if got = childrenOf(sp); len(got) != want {
+				t.Errorf("pool %d, idle: the spawner has %d live inits %v; want still %d", pool, len(got), got, want)
+			}
+		})
+	}
+}
+
+// childrenOf lists the live (not zombie) processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, ent := range entries {
+		child, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		i := bytes.LastIndexByte(st, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		// After the command's name: state, then the parent's pid.
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == pid {
+			out = append(out, child)
+		}
+	}
+	return out
 }

@@ -19,6 +19,7 @@ type Status struct {
 	Cgroup      int               `json:"cgroup"`
 	Limits      []string          `json:"limits"`
 	Unavailable map[string]string `json:"unavailable,omitempty"`
-	// Pool is how many sandboxes are kept built ahead.
+	// Pool is Options.Pool: how many sandboxes wait in the pool (its builders hold up
+	// to two more).
 	Pool int `json:"pool"`
 }
