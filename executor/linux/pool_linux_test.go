@@ -1,13 +1,9 @@
 package linux_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // TestRunTakesBuildAhead: commands back to back empty the pool faster than it refills;
@@ -108,7 +105,7 @@ func TestPoolReadyInits(t *testing.T) {
 			waitPoolFull(t, e)
 			var got []int
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				if got = childrenOf(sp); len(got) >= want || time.Now().After(deadline) {
+				if got = testenv.Children(sp); len(got) >= want || time.Now().After(deadline) {
 					break
 				}
 			}
@@ -116,35 +113,9 @@ func TestPoolReadyInits(t *testing.T) {
 				t.Fatalf("pool %d: the spawner has %d live inits %v; want %d", pool, len(got), got, want)
 			}
 			time.Sleep(300 * time.Millisecond) // time enough for a build too many
-			if got = childrenOf(sp); len(got) != want {
+			if got = testenv.Children(sp); len(got) != want {
 				t.Errorf("pool %d, idle: the spawner has %d live inits %v; want still %d", pool, len(got), got, want)
 			}
 		})
 	}
-}
-
-// childrenOf lists the live (not zombie) processes whose parent is pid.
-func childrenOf(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, ent := range entries {
-		child, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
-		i := bytes.LastIndexByte(st, ')')
-		if err != nil || i < 0 {
-			continue
-		}
-		// After the command's name: state, then the parent's pid.
-		f := strings.Fields(string(st[i+1:]))
-		if len(f) < 2 || f[0] == "Z" {
-			continue
-		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == pid {
-			out = append(out, child)
-		}
-	}
-	return out
 }

@@ -104,6 +104,22 @@ func buildInto(dir, out, pkg string) (string, error) {
 // Processes lists the live processes (zombies left out) whose command line, split into
 // its arguments, match accepts; it only looks (Linux /proc; none elsewhere).
 func Processes(match func(args []string) bool) []int {
+	return live(func(pid string, _ []string) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		return err == nil && match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"))
+	})
+}
+
+// Children lists the live processes (zombies left out) whose parent is pid.
+func Children(pid int) []int {
+	parent := strconv.Itoa(pid)
+	return live(func(_ string, stat []string) bool { return len(stat) > 1 && stat[1] == parent })
+}
+
+// live lists the processes of /proc that keep accepts, given the pid and the fields of
+// /proc/<pid>/stat after the command's name (state, parent's pid, ...; nil when it
+// cannot be read), zombies (exited, not reaped yet) left out.
+func live(keep func(pid string, stat []string) bool) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -111,14 +127,14 @@ func Processes(match func(args []string) bool) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !match(strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")) {
-			continue
-		}
+		var stat []string
 		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i >= 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				continue // exited, not reaped yet
+			if i := bytes.LastIndexByte(st, ')'); i >= 0 {
+				stat = strings.Fields(string(st[i+1:]))
 			}
+		}
+		if len(stat) > 0 && stat[0] == "Z" || !keep(e.Name(), stat) {
+			continue
 		}
 		pids = append(pids, pid)
 	}
