@@ -66,9 +66,9 @@ type Options struct {
 	// Pool is how many sandboxes without network wait built ahead, so that a command
 	// only waits for its own start; 0 means DefaultPool, negative none. Up to two
 	// builders refill it, and each holds the sandbox it has built while the pool is
-	// full, so up to Pool+min(Pool, 2) inits are ready (four by default) and the
-	// second command of a burst finds its sandbox built too. The pool starts after the
-	// first successful Probe.
+	// full, so Pool+min(Pool, 2) inits are ready (four by default) and a burst of as
+	// many commands finds its sandboxes built. The pool starts after the first
+	// successful Probe.
 	Pool int
 	// Logger receives what fails in the background (building ahead, removing a cgroup);
 	// nil means slog.Default().
