@@ -19,7 +19,7 @@ type Status struct {
 	Cgroup      int               `json:"cgroup"`
 	Limits      []string          `json:"limits"`
 	Unavailable map[string]string `json:"unavailable,omitempty"`
-	// Pool is Options.Pool: how many sandboxes wait in the pool (its builders hold up
-	// to two more).
+	// Pool is how many sandboxes wait in the pool when it is full: Options.Pool after
+	// its default, 0 for none. Its builders hold up to two more.
 	Pool int `json:"pool"`
 }
