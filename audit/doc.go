@@ -26,9 +26,9 @@
 //
 //   - audit.db: the chain, a SQLite database (pure Go driver, WAL mode); audit.db-wal and
 //     audit.db-shm exist while it is open. This is the log.
-//   - audit-index.db: the search index (rules and words of the records), derived from
-//     audit.db. Deleting it loses nothing: it is rebuilt on the next read-write open, and
-//     read-only opens without it scan instead.
+//   - audit-index.db: the search index (rules, words, principal, decision and kind of the
+//     records), derived from audit.db. Deleting it loses nothing: it is rebuilt on the
+//     next read-write open, and read-only opens without it scan instead.
 //   - audit.key: the ed25519 checkpoint key, PKCS #8 PEM, created on first open;
 //   - audit.checkpoint: the latest signed checkpoint, JSON.
 //
@@ -200,13 +200,14 @@
 // lines with OPA decision-log field names (ExportLine). Free text matches records that
 // contain every word of the text (runs of letters, digits and marks, case-insensitive);
 // a word followed by '*' matches the words it begins (slower for a short, common
-// prefix: the index merges the postings of every word it begins). Principal, decision and kind are indexed in audit.db; id
-// and time are found by binary search over the chain (both increase along it); rules
-// and words are indexed in audit-index.db by the indexer, in bulk (a chunk at a time,
-// and whatever is left once appends pause). Records the index does not hold yet are
-// matched by scanning them, so results are the same either way. A query with both a
-// rule and text is driven by whichever of the two indexes selects fewer records. The
-// search index and the search columns of audit.db are derived data: they are not
-// covered by the hash, and tampering with them can only hide records from search, which
-// Verify does not report.
+// prefix: the index merges the postings of every word it begins). Id and time are found
+// by binary search over the chain (both increase along it); rules, words, principal,
+// decision and kind are indexed in audit-index.db by the indexer, in bulk (a chunk at a
+// time, and whatever is left once appends pause), so that an append writes the chain's
+// pages and no index pages. Records the index does not hold yet are matched by scanning
+// them, so results are the same either way. A query with both a rule and text is driven
+// by whichever of the two indexes selects fewer records, and one on several of
+// principal, decision and kind by the one that selects fewest. The search index and the
+// search columns of audit.db are derived data: they are not covered by the hash, and
+// tampering with them can only hide records from search, which Verify does not report.
 package audit

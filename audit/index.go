@@ -18,12 +18,12 @@ import (
 	"modernc.org/sqlite"
 )
 
-// IndexFile is the search index beside the chain: record_rules and records_fts for the
-// records up to its watermark. It is derived from audit.db, written by its own goroutine
-// and connection so that indexing runs beside the appends (SQLite lets one writer at a
-// time into a database file), and rebuilt when it is missing or does not match the
-// chain. Losing it loses nothing: queries match the records it does not hold by
-// scanning them.
+// IndexFile is the search index beside the chain: record_rules, records_fts and
+// record_fields for the records up to its watermark. It is derived from audit.db,
+// written by its own goroutine and connection so that indexing runs beside the appends
+// (SQLite lets one writer at a time into a database file), and rebuilt when it is
+// missing or does not match the chain. Losing it loses nothing: queries match the
+// records it does not hold by scanning them.
 const IndexFile = "audit-index.db"
 
 // The indexer works in transactions of indexChunk records: as soon as a whole chunk
@@ -186,6 +186,9 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 	if app != indexApplicationID {
 		return fmt.Errorf("not a search index (application_id %#x)", app)
 	}
+	if err := upgradeIndex(ctx, conn, writable); err != nil {
+		return err
+	}
 	var seq int64
 	var hash, chainHash string
 	if err := conn.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'index_seq'), (SELECT value FROM meta WHERE key = 'index_hash')`).Scan(&seq, &hash); err != nil {
@@ -206,9 +209,67 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 	}
 	return execTx(ctx, conn,
 		`DELETE FROM record_rules`,
+		`DELETE FROM record_fields`,
 		`INSERT INTO records_fts (records_fts) VALUES ('delete-all')`,
 		`UPDATE meta SET value = 0 WHERE key = 'index_seq'`,
 		`UPDATE meta SET value = '' WHERE key = 'index_hash'`)
+}
+
+// upgradeIndex brings an index of version 1 (without record_fields) to indexVersion:
+// it creates record_fields and fills it for the records the index holds, in one
+// transaction, so the index stays whole. A read-only open cannot, and leaves such an
+// index unused.
+func upgradeIndex(ctx context.Context, conn *sql.Conn, writable bool) (err error) {
+	has := func() (bool, error) {
+		var n int
+		err := conn.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND name = 'record_fields'`).Scan(&n)
+		return n > 0, err
+	}
+	if ok, err := has(); err != nil || ok {
+		return err
+	}
+	if !writable {
+		return errors.New("the search index has no record_fields (an older layout)")
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			err = fmt.Errorf("upgrade the search index: %w", err)
+		}
+	}()
+	if ok, err := has(); err != nil || ok { // another process upgraded it meanwhile
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "COMMIT")
+		}
+		return err
+	}
+	var seq int64
+	if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'index_seq'`).Scan(&seq); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, fieldsSchema); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, fieldsFrom, fieldsArgs(0, seq)...); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, indexVersion)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+// fieldsArgs are the arguments of fieldsFrom.
+func fieldsArgs(from, to int64) []any {
+	var args []any
+	for range indexedFields {
+		args = append(args, from, to)
+	}
+	return args
 }
 
 // createIndex creates the index's schema if the file is still empty once the write lock
@@ -358,8 +419,8 @@ func (ix *indexWriter) indexAll(ctx context.Context) error {
 	}
 }
 
-// index adds the next indexChunk records after the watermark to record_rules and
-// records_fts and moves the watermark, in one transaction. It returns how many records
+// index adds the next indexChunk records after the watermark to record_rules,
+// records_fts and record_fields and moves the watermark, in one transaction. It returns how many records
 // it indexed.
 func (ix *indexWriter) index(ctx context.Context) (n int64, err error) {
 	c := ix.conn
@@ -383,6 +444,9 @@ func (ix *indexWriter) index(ctx context.Context) (n int64, err error) {
 	}
 	if _, err := c.ExecContext(ctx, `INSERT INTO records_fts (rowid, body)
 		SELECT seq, body FROM chain.records WHERE seq > ? AND seq <= ? AND body != ''`, from, to); err != nil {
+		return 0, err
+	}
+	if _, err := c.ExecContext(ctx, fieldsFrom, fieldsArgs(from, to)...); err != nil {
 		return 0, err
 	}
 	rows, err := c.QueryContext(ctx, `SELECT seq, rules FROM chain.records WHERE seq > ? AND seq <= ? AND rules != ''`, from, to)

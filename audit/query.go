@@ -72,11 +72,18 @@ type plan struct {
 	args     []any
 	rule     string
 	words    []queryWord
-	indexSeq int64 // records up to here are in record_rules and records_fts
+	indexSeq int64 // records up to here are in record_rules, records_fts and record_fields
 	// byRule drives a query with both a rule and text by record_rules (checking the
 	// words on records.body) rather than by records_fts: the smaller index wins.
 	byRule bool
+	// field drives a query with neither rule nor text but with a principal, decision or
+	// kind by record_fields: the field (fields[field]) that selects the fewest records.
+	fields []fieldFilter
+	field  int
 }
+
+// fieldFilter is a filter on one of indexedFields.
+type fieldFilter struct{ col, v string }
 
 func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 	if q.Kind != "" && !q.Kind.Valid() {
@@ -138,10 +145,27 @@ func (s *Store) plan(ctx context.Context, tx *sql.Tx, q Query) (*plan, error) {
 			p.byRule = byRule <= byText
 		}
 	}
-	for _, f := range []struct{ col, v string }{{"principal", q.Principal}, {"decision", q.Decision}, {"kind", string(q.Kind)}} {
+	for _, f := range []fieldFilter{{"principal", q.Principal}, {"decision", q.Decision}, {"kind", string(q.Kind)}} {
 		if f.v != "" {
 			p.where = append(p.where, "r."+f.col+" = ?")
 			p.args = append(p.args, f.v)
+			p.fields = append(p.fields, f)
+		}
+	}
+	if len(p.fields) > 1 && p.rule == "" && len(p.words) == 0 && !p.empty && p.indexSeq >= p.lo {
+		// Drive by the field that selects the fewest indexed records (counted up to a
+		// cap); the others are checked on the records.
+		const capRows = 5000
+		least := -1
+		for i, f := range p.fields {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM record_fields WHERE field = ? AND value = ? AND seq BETWEEN ? AND ? LIMIT ?)`,
+				f.col, f.v, p.lo, min(p.hi, p.indexSeq), capRows).Scan(&n); err != nil {
+				return nil, fmt.Errorf("query audit log: %w", err)
+			}
+			if least < 0 || n < least {
+				p.field, least = i, n
+			}
 		}
 	}
 	return p, nil
@@ -179,8 +203,9 @@ func lowerBound(ctx context.Context, tx *sql.Tx, col string, v any, last int64) 
 
 // selects returns the SQL statements that together produce the matching records in seq
 // order (descending for queries, ascending for export), and their arguments. With a
-// rule or text filter there are two: the indexed part (seq <= indexSeq) through
-// record_rules / records_fts, and the tail after it through the rules and body columns.
+// rule, text, principal, decision or kind filter there are two: the indexed part (seq
+// <= indexSeq) through record_rules, records_fts or record_fields, and the tail after
+// it through the records' own columns.
 func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 	order := "ASC"
 	if desc {
@@ -191,7 +216,7 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 		lim = " LIMIT " + strconv.Itoa(limit)
 	}
 	cols := "r." + strings.ReplaceAll(recordColumns, ", ", ", r.")
-	if p.rule == "" && len(p.words) == 0 {
+	if p.rule == "" && len(p.words) == 0 && len(p.fields) == 0 {
 		where := append([]string{"r.seq BETWEEN ? AND ?"}, p.where...)
 		a := append([]any{p.lo, p.hi}, p.args...)
 		return []string{`SELECT ` + cols + ` FROM chain.records r WHERE ` + strings.Join(where, " AND ") + ` ORDER BY r.seq ` + order + lim}, [][]any{a}
@@ -205,6 +230,12 @@ func (p *plan) selects(desc bool, limit int) (stmts []string, args [][]any) {
 		a := append([]any{}, p.args...)
 		var from, seqCol string
 		switch {
+		case p.rule == "" && len(p.words) == 0:
+			f := p.fields[p.field]
+			from = `record_fields rf JOIN chain.records r ON r.seq = rf.seq`
+			seqCol = "rf.seq"
+			where = append(where, "rf.field = ?", "rf.value = ?")
+			a = append(a, f.col, f.v)
 		case len(p.words) > 0 && !p.byRule:
 			from = `records_fts f JOIN chain.records r ON r.seq = f.rowid`
 			seqCol = "f.rowid"

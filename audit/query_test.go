@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,6 +117,8 @@ func TestQueryMatchesReference(t *testing.T) {
 		{Text: "req 00042"}, {Text: "zzz-not-there"}, {Text: "curl", Rule: "forbidden.rule_1"},
 		{Text: "école"}, {Text: "BAR"}, {Text: "café"}, {Text: "NAÏ*"}, {Text: "日本語"}, {Text: "refused", Rule: "ask.network"},
 		{Text: "appr*", Rule: "ask.network"},
+		{Principal: "ops", Decision: "deny"}, {Kind: KindExecution, Principal: "dev-bot", Limit: 3},
+		{Principal: "ci-agent", Decision: "allow", Kind: KindDecision, Limit: 4}, {Decision: "ask", Kind: KindExecution},
 		{Since: base.Add(50 * time.Second)}, {Until: base.Add(30 * time.Second)},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Decision: "allow", Limit: 5},
 		{Since: base.Add(20 * time.Second), Until: base.Add(90 * time.Second), Text: "git", Limit: 4},
@@ -316,6 +319,181 @@ func TestRuleAndTextPlansAgree(t *testing.T) {
 			t.Errorf("%+v: plans differ (-by text +by rule):\n%s", q, diff)
 		}
 	}
+}
+
+// TestFieldPlansAgree runs queries on several of principal, decision and kind driven by
+// each of them in turn through record_fields, over indexed records and a tail, and checks
+// each plan against the reference and that the indexed part searches record_fields
+// rather than scanning the chain.
+func TestFieldPlansAgree(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openTest(t, t.TempDir(), Options{})
+	defer s.Close(ctx)
+	var all []Record
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			r, err := s.Append(ctx, variedRecord(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, r)
+		}
+	}
+	add(0, 300)
+	if err := s.flushIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.indexPaused.Store(true)
+	add(300, 340)
+	for _, q := range []Query{{Principal: "ops", Decision: "deny"}, {Principal: "dev-bot", Kind: KindExecution},
+		{Principal: "ci-agent", Decision: "allow", Kind: KindDecision}, {Principal: "nobody", Decision: "allow"}} {
+		var want []int64
+		for i := len(all) - 1; i >= 0; i-- {
+			if refMatch(all[i], q) {
+				want = append(want, all[i].Seq)
+			}
+		}
+		if len(want) == 0 && q.Principal != "nobody" {
+			t.Fatalf("%+v matches nothing: the test data lost its point", q)
+		}
+		nfields := 0
+		for _, v := range []string{q.Principal, q.Decision, string(q.Kind)} {
+			if v != "" {
+				nfields++
+			}
+		}
+		for field := range nfields {
+			tx, err := s.sdb.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.plan(ctx, tx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.field = field
+			stmts, args := p.selects(true, 0)
+			if len(stmts) != 2 {
+				t.Fatalf("%+v: %d statements, want the tail's and the indexed part's", q, len(stmts))
+			}
+			var plan []string
+			rows, err := tx.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmts[1], args[1]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, parent, notused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			if joined := strings.Join(plan, "; "); !strings.Contains(joined, "SEARCH rf USING PRIMARY KEY (field=? AND value=? AND seq>? AND seq<?)") || strings.Contains(joined, "SCAN r") {
+				t.Errorf("%+v by %s: the indexed part's plan is %q, want a search of record_fields", q, p.fields[field].col, joined)
+			}
+			got := []int64{}
+			err = s.each(ctx, tx, p, true, 0, func(r Record) (bool, error) {
+				got = append(got, r.Seq)
+				return true, nil
+			})
+			tx.Rollback()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(append([]int64{}, want...), got); diff != "" {
+				t.Errorf("%+v driven by %s (-want +got):\n%s", q, p.fields[field].col, diff)
+			}
+		}
+	}
+}
+
+// TestSearchIndexUpgrades opens a store of the earlier layout (principal, decision and
+// kind indexed in audit.db, an index of version 1 without record_fields): a read-only
+// open answers by scanning, a read-write open drops the chain's indexes and fills
+// record_fields for what the index held, without indexing it all again.
+func TestSearchIndexUpgrades(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := openTest(t, dir, Options{})
+	var all []Record
+	for i := range 150 {
+		r, err := s.Append(ctx, variedRecord(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, r)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, filepath.Join(dir, DBFile),
+		`CREATE INDEX records_principal ON records(principal)`,
+		`CREATE INDEX records_decision ON records(decision)`,
+		`CREATE INDEX records_kind ON records(kind)`)
+	execSQL(t, filepath.Join(dir, IndexFile), `DROP TABLE record_fields`, `PRAGMA user_version = 1`)
+
+	queries := []Query{{Principal: "ops"}, {Decision: "deny", Kind: KindDecision}, {Kind: KindAuthFailure, Principal: "auditor-x"}}
+	check := func(state string, ro bool) {
+		s := openTest(t, dir, Options{ReadOnly: ro})
+		defer s.Close(ctx)
+		for _, q := range queries {
+			var want []int64
+			for i := len(all) - 1; i >= 0; i-- {
+				if refMatch(all[i], q) {
+					want = append(want, all[i].Seq)
+				}
+			}
+			q.Limit = MaxLimit
+			page, err := s.Query(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: Query(%+v) = %v", state, q, err)
+			}
+			if len(want) == 0 {
+				t.Fatalf("%+v matches nothing: the test data lost its point", q)
+			}
+			if diff := cmp.Diff(want, seqs(page.Records)); diff != "" {
+				t.Errorf("%s: Query(%+v) (-want +got):\n%s", state, q, diff)
+			}
+		}
+	}
+	check("read-only, earlier layout", true)
+
+	check("read-write", false)
+	count := func(path, q string) (n int) {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	if n := count(filepath.Join(dir, DBFile), `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name LIKE 'records_%'`); n != 0 {
+		t.Errorf("audit.db still has %d of its indexes of principal, decision and kind", n)
+	}
+	index := filepath.Join(dir, IndexFile)
+	if v := count(index, `PRAGMA user_version`); v != indexVersion {
+		t.Errorf("search index version %d, want %d", v, indexVersion)
+	}
+	// Every record has a principal and a kind; all but the authentication failures a
+	// decision.
+	want := 0
+	for _, r := range all {
+		want += 2
+		if r.Decision != "" {
+			want++
+		}
+	}
+	if n := count(index, `SELECT count(*) FROM record_fields`); n != want {
+		t.Errorf("record_fields holds %d rows after the upgrade, want %d", n, want)
+	}
+	check("upgraded, read-only", true)
 }
 
 // TestSearchIndexRecovers: the search index is derived data. Missing, damaged or

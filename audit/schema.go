@@ -15,10 +15,12 @@ const applicationID = 0x636D6761
 const schemaVersion = 1
 
 // schema is the layout of audit.db, the chain. seq is the rowid, so records are stored
-// in chain order and "newest first" is a reverse rowid scan; the single-column indexes
-// hold the rowid too, so a filtered, newest-first query walks one index backwards
-// without sorting. There is no index on id or time: both increase along the chain, so a
-// binary search over seq finds them.
+// in chain order and "newest first" is a reverse rowid scan. The chain has no other
+// index: every commit writes each page it touches whole to the WAL, and an index leaf
+// per indexed column would more than double what a commit of a few records writes. There
+// is no index on id or time: both increase along the chain, so a binary search over seq
+// finds them. Principal, decision and kind are indexed in the search index
+// (record_fields), which is written in bulk.
 //
 // rules (" r1 r2 ") and body (" w1 w2 ... ", the distinct words of the masked strings)
 // are derived from the record for search and not covered by the hash: the search index
@@ -45,9 +47,6 @@ var schema = []string{
 		rules       TEXT NOT NULL,
 		body        TEXT NOT NULL
 	)`,
-	`CREATE INDEX records_principal ON records(principal)`,
-	`CREATE INDEX records_decision ON records(decision)`,
-	`CREATE INDEX records_kind ON records(kind)`,
 	`CREATE TABLE checkpoints (
 		seq       INTEGER PRIMARY KEY,
 		hash      TEXT NOT NULL,
@@ -58,6 +57,12 @@ var schema = []string{
 	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
 	fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion),
 }
+
+// oldIndexes are the indexes of principal, decision and kind that audit.db held before
+// the search index took them over (record_fields). The first read-write open of such a
+// store drops them (newWriter); cmdgate of any version reads the store with or without
+// them, only a query that filters on those columns without the search index scans.
+var oldIndexes = []string{"records_principal", "records_decision", "records_kind"}
 
 // stateSchema is the state table of audit.db, created by the first read-write open
 // of a store (it is not part of schemaVersion 1's layout, which older readers check):
@@ -82,9 +87,37 @@ var indexSchema = []string{
 	) WITHOUT ROWID`,
 	// Words only (detail=none): queries ask for words, never phrases.
 	`CREATE VIRTUAL TABLE records_fts USING fts5(body, content='', columnsize=0, detail=none, tokenize='unicode61 remove_diacritics 0')`,
+	fieldsSchema,
 	fmt.Sprintf(`PRAGMA application_id = %d`, indexApplicationID),
-	`PRAGMA user_version = 1`,
+	fmt.Sprintf(`PRAGMA user_version = %d`, indexVersion),
 }
+
+// fieldsSchema indexes the records by principal, decision and kind (field is one of
+// those column names; empty values are left out), for queries that filter on them.
+// Version 1 of the index did not have it (the chain indexed those columns then):
+// checkIndex adds it to such an index.
+const fieldsSchema = `CREATE TABLE record_fields (
+		field TEXT NOT NULL,
+		value TEXT NOT NULL,
+		seq   INTEGER NOT NULL,
+		PRIMARY KEY (field, value, seq)
+	) WITHOUT ROWID`
+
+// indexVersion is PRAGMA user_version of indexSchema.
+const indexVersion = 2
+
+// indexedFields are the columns of records that record_fields indexes.
+var indexedFields = []string{"principal", "decision", "kind"}
+
+// fieldsFrom is the statement that adds the fields of the records from ? (exclusive) to
+// ? (inclusive) to record_fields; its arguments are from and to once per field.
+var fieldsFrom = func() string {
+	var parts []string
+	for _, f := range indexedFields {
+		parts = append(parts, fmt.Sprintf(`SELECT '%[1]s', %[1]s, seq FROM chain.records WHERE seq > ? AND seq <= ? AND %[1]s != ''`, f))
+	}
+	return `INSERT OR IGNORE INTO record_fields (field, value, seq) ` + strings.Join(parts, " UNION ALL ")
+}()
 
 // checkSchema reports whether the database is an audit store of a version this code
 // reads (ok), an empty database (empty), or an error wrapping ErrNotStore or

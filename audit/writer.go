@@ -47,6 +47,13 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		w.selHead.Close()
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
+	for _, name := range oldIndexes {
+		if _, err := conn.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+			w.insCheckpoint.Close()
+			w.selHead.Close()
+			return nil, fmt.Errorf("prepare audit writer: drop index %s: %w", name, err)
+		}
+	}
 	return w, nil
 }
 
