@@ -17,7 +17,7 @@ const schemaVersion = 1
 // schema is the layout of audit.db, the chain. seq is the rowid, so records are stored
 // in chain order and "newest first" is a reverse rowid scan. The chain has no other
 // index: every commit writes each page it touches whole to the WAL, and an index leaf
-// per indexed column would more than double what a commit of a few records writes. There
+// per indexed column would nearly double what a commit of a few records writes. There
 // is no index on id or time: both increase along the chain, so a binary search over seq
 // finds them. Principal, decision and kind are indexed in the search index
 // (record_fields), which is written in bulk.

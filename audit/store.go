@@ -259,7 +259,6 @@ func dsn(path string, readOnly bool) string {
 	if readOnly {
 		q.Set("mode", "ro")
 	} else {
-		q.Add("_pragma", "page_size(16384)")
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 		// Statement journals of multi-row inserts stay in memory instead of spilling to
