@@ -186,7 +186,7 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 	if app != indexApplicationID {
 		return fmt.Errorf("not a search index (application_id %#x)", app)
 	}
-	if err := upgradeIndex(ctx, conn, writable); err != nil {
+	if err := syncFields(ctx, conn, writable); err != nil {
 		return err
 	}
 	var seq int64
@@ -211,25 +211,26 @@ func checkIndex(ctx context.Context, db *sql.DB, writable bool) error {
 		`DELETE FROM record_rules`,
 		`DELETE FROM record_fields`,
 		`INSERT INTO records_fts (records_fts) VALUES ('delete-all')`,
-		`UPDATE meta SET value = 0 WHERE key = 'index_seq'`,
+		`UPDATE meta SET value = 0 WHERE key IN ('index_seq', 'fields_seq')`,
 		`UPDATE meta SET value = '' WHERE key = 'index_hash'`)
 }
 
-// upgradeIndex brings an index of version 1 (without record_fields) to indexVersion:
-// it creates record_fields and fills it for the records the index holds, in one
-// transaction, so the index stays whole. A read-only open cannot, and leaves such an
-// index unused.
-func upgradeIndex(ctx context.Context, conn *sql.Conn, writable bool) (err error) {
-	has := func() (bool, error) {
-		var n int
-		err := conn.QueryRowContext(ctx, `SELECT count(*) FROM main.sqlite_schema WHERE type = 'table' AND name = 'record_fields'`).Scan(&n)
-		return n > 0, err
+// syncFields makes record_fields hold the fields of the records the index holds, no
+// more and no fewer (see fieldsSchema): when the table is missing or meta.fields_seq is
+// not index_seq, it fills the table afresh up to index_seq, in one transaction, so the
+// index stays whole. A read-only open cannot, and leaves such an index unused.
+func syncFields(ctx context.Context, conn *sql.Conn, writable bool) (err error) {
+	synced := func() (bool, error) {
+		var ok bool
+		err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM main.sqlite_schema WHERE type = 'table' AND name = 'record_fields')
+			AND (SELECT value FROM meta WHERE key = 'fields_seq') IS (SELECT value FROM meta WHERE key = 'index_seq')`).Scan(&ok)
+		return ok, err
 	}
-	if ok, err := has(); err != nil || ok {
+	if ok, err := synced(); err != nil || ok {
 		return err
 	}
 	if !writable {
-		return errors.New("the search index has no record_fields (an older layout)")
+		return errors.New("the search index's record_fields is missing or behind (an older cmdgate wrote it)")
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
@@ -237,10 +238,10 @@ func upgradeIndex(ctx context.Context, conn *sql.Conn, writable bool) (err error
 	defer func() {
 		if err != nil {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			err = fmt.Errorf("upgrade the search index: %w", err)
+			err = fmt.Errorf("fill record_fields of the search index: %w", err)
 		}
 	}()
-	if ok, err := has(); err != nil || ok { // another process upgraded it meanwhile
+	if ok, err := synced(); err != nil || ok { // another process did it meanwhile
 		if err == nil {
 			_, err = conn.ExecContext(ctx, "COMMIT")
 		}
@@ -250,10 +251,15 @@ func upgradeIndex(ctx context.Context, conn *sql.Conn, writable bool) (err error
 	if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'index_seq'`).Scan(&seq); err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, fieldsSchema); err != nil {
-		return err
+	for _, q := range []string{fieldsSchema, `DELETE FROM record_fields`} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
 	if _, err := conn.ExecContext(ctx, fieldsFrom, fieldsArgs(0, seq)...); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES ('fields_seq', ?)`, seq); err != nil {
 		return err
 	}
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, indexVersion)); err != nil {
@@ -420,8 +426,8 @@ func (ix *indexWriter) indexAll(ctx context.Context) error {
 }
 
 // index adds the next indexChunk records after the watermark to record_rules,
-// records_fts and record_fields and moves the watermark, in one transaction. It returns how many records
-// it indexed.
+// records_fts and record_fields and moves the watermarks, in one transaction. It
+// returns how many records it indexed.
 func (ix *indexWriter) index(ctx context.Context) (n int64, err error) {
 	c := ix.conn
 	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
@@ -490,7 +496,7 @@ func (ix *indexWriter) index(ctx context.Context) (n int64, err error) {
 	if err := c.QueryRowContext(ctx, `SELECT hash FROM chain.records WHERE seq <= ? ORDER BY seq DESC LIMIT 1`, to).Scan(&hash); err != nil {
 		return 0, err
 	}
-	if _, err := c.ExecContext(ctx, `UPDATE meta SET value = CASE key WHEN 'index_seq' THEN ? ELSE ? END`, to, hash); err != nil {
+	if _, err := c.ExecContext(ctx, `UPDATE meta SET value = CASE key WHEN 'index_seq' THEN ? WHEN 'fields_seq' THEN ? ELSE ? END`, to, to, hash); err != nil {
 		return 0, err
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {

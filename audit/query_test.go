@@ -411,9 +411,10 @@ func TestFieldPlansAgree(t *testing.T) {
 }
 
 // TestSearchIndexUpgrades opens a store of the earlier layout (principal, decision and
-// kind indexed in audit.db, an index of version 1 without record_fields): a read-only
-// open answers by scanning, a read-write open drops the chain's indexes and fills
-// record_fields for what the index held, without indexing it all again.
+// kind indexed in audit.db, an index of version 1 without record_fields), then one whose
+// index an earlier version wrote into after the upgrade: a read-only open answers by
+// scanning, a read-write open drops the chain's indexes and fills record_fields for
+// exactly what the index holds, without indexing it all again.
 func TestSearchIndexUpgrades(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -434,7 +435,8 @@ func TestSearchIndexUpgrades(t *testing.T) {
 		`CREATE INDEX records_principal ON records(principal)`,
 		`CREATE INDEX records_decision ON records(decision)`,
 		`CREATE INDEX records_kind ON records(kind)`)
-	execSQL(t, filepath.Join(dir, IndexFile), `DROP TABLE record_fields`, `PRAGMA user_version = 1`)
+	index := filepath.Join(dir, IndexFile)
+	execSQL(t, index, `DROP TABLE record_fields`, `DELETE FROM meta WHERE key = 'fields_seq'`, `PRAGMA user_version = 1`)
 
 	queries := []Query{{Principal: "ops"}, {Decision: "deny", Kind: KindDecision}, {Kind: KindAuthFailure, Principal: "auditor-x"}}
 	check := func(state string, ro bool) {
@@ -462,7 +464,6 @@ func TestSearchIndexUpgrades(t *testing.T) {
 	}
 	check("read-only, earlier layout", true)
 
-	check("read-write", false)
 	count := func(path, q string) (n int) {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
@@ -474,13 +475,6 @@ func TestSearchIndexUpgrades(t *testing.T) {
 		}
 		return n
 	}
-	if n := count(filepath.Join(dir, DBFile), `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name LIKE 'records_%'`); n != 0 {
-		t.Errorf("audit.db still has %d of its indexes of principal, decision and kind", n)
-	}
-	index := filepath.Join(dir, IndexFile)
-	if v := count(index, `PRAGMA user_version`); v != indexVersion {
-		t.Errorf("search index version %d, want %d", v, indexVersion)
-	}
 	// Every record has a principal and a kind; all but the authentication failures a
 	// decision.
 	want := 0
@@ -490,10 +484,30 @@ func TestSearchIndexUpgrades(t *testing.T) {
 			want++
 		}
 	}
-	if n := count(index, `SELECT count(*) FROM record_fields`); n != want {
-		t.Errorf("record_fields holds %d rows after the upgrade, want %d", n, want)
+	upgraded := func(state string) {
+		check(state+", read-write", false)
+		if n := count(filepath.Join(dir, DBFile), `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name LIKE 'records_%'`); n != 0 {
+			t.Errorf("%s: audit.db still has %d of its indexes of principal, decision and kind", state, n)
+		}
+		if v := count(index, `PRAGMA user_version`); v != indexVersion {
+			t.Errorf("%s: search index version %d, want %d", state, v, indexVersion)
+		}
+		if n := count(index, `SELECT count(*) FROM record_fields`); n != want {
+			t.Errorf("%s: record_fields holds %d rows, want %d", state, n, want)
+		}
+		if n := count(index, `SELECT count(*) FROM meta WHERE key = 'fields_seq' AND value = 150`); n != 1 {
+			t.Errorf("%s: meta.fields_seq is not 150", state)
+		}
+		check(state+", then read-only", true)
 	}
-	check("upgraded, read-only", true)
+	upgraded("version 1")
+
+	// A cmdgate of the earlier version indexes records into the index without their
+	// fields, and its watermark update sets fields_seq to the hash.
+	execSQL(t, index, `DELETE FROM record_fields WHERE seq > 100`,
+		`UPDATE meta SET value = (SELECT value FROM meta WHERE key = 'index_hash') WHERE key = 'fields_seq'`)
+	check("indexed by an earlier version, read-only", true)
+	upgraded("indexed by an earlier version")
 }
 
 // TestSearchIndexRecovers: the search index is derived data. Missing, damaged or

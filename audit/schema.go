@@ -79,7 +79,7 @@ const indexApplicationID = 0x636D6769
 // that is not the one indexed). It is derived data, rebuilt when missing or stale.
 var indexSchema = []string{
 	`CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID`,
-	`INSERT INTO meta (key, value) VALUES ('index_seq', 0), ('index_hash', '')`,
+	`INSERT INTO meta (key, value) VALUES ('index_seq', 0), ('index_hash', ''), ('fields_seq', 0)`,
 	`CREATE TABLE record_rules (
 		rule TEXT NOT NULL,
 		seq  INTEGER NOT NULL,
@@ -94,9 +94,12 @@ var indexSchema = []string{
 
 // fieldsSchema indexes the records by principal, decision and kind (field is one of
 // those column names; empty values are left out), for queries that filter on them.
-// Version 1 of the index did not have it (the chain indexed those columns then):
-// checkIndex adds it to such an index.
-const fieldsSchema = `CREATE TABLE record_fields (
+// meta.fields_seq is the watermark up to which it is filled, equal to index_seq; an
+// index of version 1 has neither (the chain indexed those columns then), and one that a
+// cmdgate of that version indexed into since has a fields_seq that differs from
+// index_seq (its watermark update sets every other key of meta to the hash): checkIndex
+// (syncFields) fills the table afresh then.
+const fieldsSchema = `CREATE TABLE IF NOT EXISTS record_fields (
 		field TEXT NOT NULL,
 		value TEXT NOT NULL,
 		seq   INTEGER NOT NULL,
