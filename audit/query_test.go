@@ -293,27 +293,13 @@ func TestRuleAndTextPlansAgree(t *testing.T) {
 	for _, q := range []Query{{Rule: "forbidden.rule_1", Text: "curl"}, {Rule: "ask.network", Text: "refused"}, {Rule: "ask.network", Text: "appr*"}, {Rule: "forbidden.rule_3", Text: "nothing"}} {
 		var results [2][]int64
 		for i, byRule := range []bool{false, true} {
-			tx, err := s.sdb.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := s.plan(ctx, tx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.byRule = byRule
-			results[i] = []int64{}
-			err = s.each(ctx, tx, p, true, 0, func(r Record) (bool, error) {
+			recs := runPlan(t, s, q, func(_ *sql.Tx, p *plan) { p.byRule = byRule })
+			for _, r := range recs {
 				if !refMatch(r, q) {
 					t.Errorf("%+v (by rule %v) returned record %d, which does not match", q, byRule, r.Seq)
 				}
-				results[i] = append(results[i], r.Seq)
-				return true, nil
-			})
-			tx.Rollback()
-			if err != nil {
-				t.Fatal(err)
 			}
+			results[i] = seqs(recs)
 		}
 		if diff := cmp.Diff(results[0], results[1]); diff != "" {
 			t.Errorf("%+v: plans differ (-by text +by rule):\n%s", q, diff)
@@ -364,49 +350,67 @@ func TestFieldPlansAgree(t *testing.T) {
 			}
 		}
 		for field := range nfields {
-			tx, err := s.sdb.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := s.plan(ctx, tx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p.field = field
-			stmts, args := p.selects(true, 0)
-			if len(stmts) != 2 {
-				t.Fatalf("%+v: %d statements, want the tail's and the indexed part's", q, len(stmts))
-			}
-			var plan []string
-			rows, err := tx.QueryContext(ctx, "EXPLAIN QUERY PLAN "+stmts[1], args[1]...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var id, parent, notused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			rows.Close()
-			if joined := strings.Join(plan, "; "); !strings.Contains(joined, "SEARCH rf USING PRIMARY KEY (field=? AND value=? AND seq>? AND seq<?)") || strings.Contains(joined, "SCAN r") {
-				t.Errorf("%+v by %s: the indexed part's plan is %q, want a search of record_fields", q, p.fields[field].col, joined)
-			}
-			got := []int64{}
-			err = s.each(ctx, tx, p, true, 0, func(r Record) (bool, error) {
-				got = append(got, r.Seq)
-				return true, nil
-			})
-			tx.Rollback()
-			if err != nil {
-				t.Fatal(err)
-			}
+			var by string
+			got := seqs(runPlan(t, s, q, func(tx *sql.Tx, p *plan) {
+				p.field, by = field, p.fields[field].col
+				checkFieldPlan(t, tx, q, p)
+			}))
 			if diff := cmp.Diff(append([]int64{}, want...), got); diff != "" {
-				t.Errorf("%+v driven by %s (-want +got):\n%s", q, p.fields[field].col, diff)
+				t.Errorf("%+v driven by %s (-want +got):\n%s", q, by, diff)
 			}
 		}
+	}
+}
+
+// runPlan plans q in a read transaction of s, lets adjust change the plan, and returns
+// the records the plan selects, newest first.
+func runPlan(t *testing.T, s *Store, q Query, adjust func(*sql.Tx, *plan)) []Record {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := s.sdb.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	p, err := s.plan(ctx, tx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adjust(tx, p)
+	got := []Record{}
+	if err := s.each(ctx, tx, p, true, 0, func(r Record) (bool, error) {
+		got = append(got, r)
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// checkFieldPlan checks that the indexed part of p, driven by a field, searches
+// record_fields by its key rather than scanning the chain.
+func checkFieldPlan(t *testing.T, tx *sql.Tx, q Query, p *plan) {
+	t.Helper()
+	stmts, args := p.selects(true, 0)
+	if len(stmts) != 2 {
+		t.Fatalf("%+v: %d statements, want the tail's and the indexed part's", q, len(stmts))
+	}
+	var plan []string
+	rows, err := tx.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+stmts[1], args[1]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if joined := strings.Join(plan, "; "); !strings.Contains(joined, "SEARCH rf USING PRIMARY KEY (field=? AND value=? AND seq>? AND seq<?)") || strings.Contains(joined, "SCAN r") {
+		t.Errorf("%+v by %s: the indexed part's plan is %q, want a search of record_fields", q, p.fields[p.field].col, joined)
 	}
 }
 
