@@ -20,19 +20,8 @@ run: build
 	$(BIN) serve $(ARGS)
 
 # The race detector is on: the gateway and the audit log are concurrent by design.
-# The packages whose tests drive the Docker engine run one after another, after the
-# rest: Debian's Docker 20.10 intermittently fails to start a container ("exec:
-# /bin/sh: stat /bin/sh: no such file or directory", or the same of /sbin/docker-init)
-# while another test process starts, commits and removes containers beside it, which
-# no package does alone.
-DOCKER_PKGS = ./cmd/cmdgate ./executor/docker ./gateway ./gateway/httpapi ./gateway/mcp
-
 test: lint opa-test
-	@all=$$($(GO) list $(PKGS)) && docker=$$($(GO) list $(DOCKER_PKGS)) || exit 1; \
-	  rest=$$(echo "$$all" | grep -vxF "$$docker"); serial=$$(echo "$$all" | grep -xF "$$docker"); rc=0; \
-	  if [ -n "$$rest" ]; then echo "go test -race -count=1 (all but the Docker packages)"; $(GO) test -race -count=1 $$rest || rc=1; fi; \
-	  if [ -n "$$serial" ]; then echo "go test -race -count=1 -p 1 (the Docker packages)"; $(GO) test -race -count=1 -p 1 $$serial || rc=1; fi; \
-	  exit $$rc
+	$(GO) test -race -count=1 $(PKGS)
 	@$(MAKE) --no-print-directory agentwork
 
 # The share of the ordinary-agent-work corpus (policies/testdata/agentwork) the sandboxed

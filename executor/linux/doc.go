@@ -52,7 +52,11 @@
 // link-local range (cloud metadata services) and the uplink's alias of the host, so a
 // connection to the gateway, a database or anything else listening on the host fails
 // at once with EACCES; the uplink carries no IPv6. /etc/resolv.conf shows the uplink's
-// resolver, which forwards to the host's. The uplink ends with the sandbox. Where
+// resolver, which forwards to the host's. The uplink ends with the sandbox. A root
+// gateway starts slirp4netns in a mount namespace of its own whose mounts are all
+// private: its sandbox (--enable-sandbox) makes only its root mount private before it
+// detaches the host's tree, which in the host's mount namespace unmounted, on the host,
+// every mount under a shared one (Docker's container file systems among them). Where
 // slirp4netns is missing, Status.Unavailable["network"] says so and a command granted
 // the network is refused: it never gets the host's network instead.
 //

@@ -74,10 +74,21 @@ func startUplink(prog string, pid int) (*uplink, error) {
 	}
 	args := []string{"--configure", "--mtu=65520", "--disable-host-loopback",
 		"--enable-sandbox", "--enable-seccomp", "--ready-fd=3", "--exit-fd=4"}
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if os.Getuid() != 0 {
 		// The namespace belongs to the init's user namespace, where an unprivileged
-		// gateway's user is root.
+		// gateway's user is root. slirp4netns's own mount namespace (--enable-sandbox)
+		// then belongs to that less privileged user namespace, whose mounts cannot
+		// propagate to the host's.
 		args = append(args, "--userns-path=/proc/"+strconv.Itoa(pid)+"/ns/user")
+	} else {
+		// slirp4netns's sandbox makes only its root mount private before it detaches the
+		// host's tree: run as root in the host's mount namespace, that detach unmounts,
+		// on the host, every mount whose parent is a shared mount (Docker's container
+		// root file systems under /var/lib/docker among them). In a mount namespace of
+		// its own, which Go makes private recursively before the program starts, it
+		// unmounts nothing of the host's.
+		attr.Unshareflags = syscall.CLONE_NEWNS
 	}
 	args = append(args, strconv.Itoa(pid), uplinkDevice)
 	u := &uplink{exitW: exitW, stderr: &bytes.Buffer{}, done: make(chan struct{})}
@@ -88,7 +99,7 @@ func startUplink(prog string, pid int) (*uplink, error) {
 		Dir:         "/",
 		Stderr:      &limitedWriter{w: u.stderr, n: 4096},
 		ExtraFiles:  []*os.File{readyW, exitR}, // descriptors 3 and 4
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: attr,
 	}
 	err = u.cmd.Start()
 	readyW.Close()
