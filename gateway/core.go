@@ -261,26 +261,23 @@ func (s *Server) decide(ctx context.Context, caller Caller, req *Request, run bo
 	if err != nil {
 		return nil, fmt.Errorf("encode policy input: %w", err)
 	}
-	dm := map[string]string{"endpoint": caller.Endpoint, "remote_addr": caller.RemoteAddr, "sandbox": s.sandbox}
+	dm := decisionDetail{Endpoint: caller.Endpoint, RemoteAddr: caller.RemoteAddr, Sandbox: s.sandbox, Source: caller.Source}
 	if task != nil {
-		dm["sandbox"], dm["task_container"] = SandboxDocker, task.ContainerName
-	}
-	if caller.Source != "" {
-		dm["source"] = caller.Source
+		dm.Sandbox, dm.TaskContainer = SandboxDocker, task.ContainerName
 	}
 	if decision.Action == policies.ActionAllow && decision.Sandbox.Network {
 		// What the command may reach is part of what was decided.
-		dm["network"] = "granted"
+		dm.Network = "granted"
 	}
 	if len(decision.Grants) > 0 {
-		dm["grants"] = strings.Join(decision.Grants, ",")
+		dm.Grants = strings.Join(decision.Grants, ",")
 	}
 	if decision.Cached {
 		// The policy gave this decision to the same document before, under the same
 		// revision; it was not evaluated again.
-		dm["decision_cache"] = "hit"
+		dm.DecisionCache = "hit"
 	}
-	detail, _ := json.Marshal(dm)
+	detail, _ := json.Marshal(&dm)
 	var tmpl *audit.InputTemplate
 	if memo != nil {
 		tmpl = memo.tmpl
@@ -455,4 +452,19 @@ func (s *Server) recordExecution(caller Caller, d *decided, res executor.Result,
 	if err != nil {
 		caller.log().Error("cannot record the execution of a command that ran", "decision_id", d.record.ID, "error", err.Error())
 	}
+}
+
+// decisionDetail is the detail of a decision record: where the request came from and
+// what the decision gave it beyond the verdict. A struct rather than a map, so that
+// encoding it costs no sort of its keys (the audit log stores the canonical form,
+// keys sorted, either way).
+type decisionDetail struct {
+	Endpoint      string `json:"endpoint"`
+	RemoteAddr    string `json:"remote_addr"`
+	Sandbox       string `json:"sandbox"`
+	TaskContainer string `json:"task_container,omitempty"`
+	Source        string `json:"source,omitempty"`
+	Network       string `json:"network,omitempty"`
+	Grants        string `json:"grants,omitempty"`
+	DecisionCache string `json:"decision_cache,omitempty"`
 }
