@@ -12,11 +12,11 @@ import (
 // whole WAL, the next commit starts the WAL over and writes over frames already on
 // disk. A commit that grows the WAL file makes its fsync write the file's new size too
 // (a journal commit of the file system), and under steady load a WAL that never starts
-// over grows without end. Against 1000, measured on a 2-core VM: BenchmarkAppend/c64
-// about 25,000 → 28,000 records/s with a WAL that starts over (wal-KB/record 0.06),
-// c1 about 0.40 → 0.33 ms per durable record (its WAL still mostly grows: a lone
-// appender rarely leaves the checkpointer a moment to finish), and the WAL after 10 s of
-// 64 connections of /v1/decide 397 → 8 MB.
+// over grows without end. Against 1000, measured on a 2-core VM in alternating runs:
+// BenchmarkAppend/c64 24,900–26,500 → 26,900–28,800 records/s with a WAL that starts
+// over (wal-KB/record 0.04–0.14), c1 0.40–0.47 → 0.28–0.37 ms per durable record (its
+// WAL still mostly grows: a lone appender rarely leaves the checkpointer a moment to
+// finish), and the WAL after 10 s of 64 connections of /v1/decide 397 → 8 MB.
 const ckptEvery = 100
 
 // checkpointer copies the WAL into the database file (a PASSIVE checkpoint, which
