@@ -41,17 +41,17 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 		return nil, fmt.Errorf("prepare audit writer: %w", err)
 	}
 	// The state table (the clean-shutdown mark) came after the first schema; a store of
-	// that schema gets it on its first read-write open. Older readers ignore it.
-	if _, err := conn.ExecContext(ctx, stateSchema); err != nil {
-		w.insCheckpoint.Close()
-		w.selHead.Close()
-		return nil, fmt.Errorf("prepare audit writer: %w", err)
-	}
+	// that schema gets it on its first read-write open. Older readers ignore it. The
+	// indexes the search index took over go on that open too.
+	upgrade := []string{stateSchema}
 	for _, name := range oldIndexes {
-		if _, err := conn.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+		upgrade = append(upgrade, `DROP INDEX IF EXISTS `+name)
+	}
+	for _, q := range upgrade {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
 			w.insCheckpoint.Close()
 			w.selHead.Close()
-			return nil, fmt.Errorf("prepare audit writer: drop index %s: %w", name, err)
+			return nil, fmt.Errorf("prepare audit writer: %w", err)
 		}
 	}
 	return w, nil
