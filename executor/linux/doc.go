@@ -37,7 +37,12 @@
 // plus RLIMIT_CPU as a backstop (the timeout's worth of CPU time on every CPU). Where the
 // gateway may create cgroups (v2, or v1 as on hybrid hosts), each command gets one with
 // Options.Limits: memory (swap included), pids and CPU; Status says which are in force
-// and why the others are not. RLIMIT_NPROC counts a user's processes machine-wide and
+// and why the others are not. On v1 the init is born in it: the thread that starts the
+// init moves itself into the cgroup for the start and back, which costs the kernel no
+// global lock, where moving a process in afterwards waits, after an idle moment, for an
+// RCU grace period (8 to 10 ms on a 2-core VM: every `cmdgate sandbox run` paid it). On
+// v2, where a thread may not leave its process's cgroup, the init is moved in once
+// started, before it gets its layout. RLIMIT_NPROC counts a user's processes machine-wide and
 // not at all for root: the pids cgroup is the fork-bomb limit.
 //
 // # Network

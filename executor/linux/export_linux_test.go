@@ -54,7 +54,7 @@ func SpawnWith(helper string, files []*os.File) (first, after error) {
 // request is spawn, and waits for the init it started (which reads /dev/null for its
 // config and exits at once).
 func (sp *spawner) request(files []*os.File) error {
-	s, _, err := sp.spawn(files)
+	s, _, err := sp.spawn(files, nil, nil)
 	if err == nil {
 		<-s.exited
 		unix.Close(s.pidfd)

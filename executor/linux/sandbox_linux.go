@@ -121,12 +121,26 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	}
 	s := &sandbox{streams: streams, cfgW: cfgW, reports: make(chan wire.Report, 4), exited: make(chan struct{})}
 	files := [wire.SpawnFiles]*os.File{streams.ChildStdin(), streams.ChildStdout(), streams.ChildStderr(), cfgR, repW}
-	sp, err := e.currentSpawner()
+	// The init is born in the command's cgroup where a thread can take it there
+	// (cgroup.Group.ThreadMove), else moved in once started (below).
+	var into, home []string
+	if e.cgroups.Version() != 0 && !e.limits.zero() {
+		s.cg, err = e.takeCgroup()
+		if err != nil {
+			err = fmt.Errorf("create the command's cgroup: %w", err)
+		} else {
+			into, home, _ = s.cg.ThreadMove()
+		}
+	}
+	var sp *spawner
+	if err == nil {
+		sp, err = e.currentSpawner()
+	}
 	if err == nil {
 		if sp != nil {
-			s.spawned, s.pid, err = sp.spawn(files[:])
+			s.spawned, s.pid, err = sp.spawn(files[:], into, home)
 		} else {
-			err = e.startInit(s, files)
+			err = e.startInit(s, files, into, home)
 		}
 	}
 	cfgR.Close()
@@ -136,6 +150,14 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		streams.Abort()
 		cfgW.Close()
 		repR.Close()
+		switch {
+		case errors.Is(err, cgroup.ErrStranded):
+			// This process's thread is still in the group: it is left as it is, never
+			// killed (Kill would signal this process) nor reused.
+			e.log.Error("sandbox: a thread could not leave a command's cgroup; the cgroup is left in place", "err", err)
+		case s.cg != nil:
+			e.putCgroup(s.cg)
+		}
 		return nil, executor.Internal("start the sandbox init "+e.helper, err)
 	}
 	go func() {
@@ -150,10 +172,9 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		e.release(s)
 		return nil, executor.Internal(what, err)
 	}
-	if e.cgroups.Version() != 0 && !e.limits.zero() {
-		if s.cg, err = e.takeCgroup(); err != nil {
-			return fail("create the command's cgroup", err)
-		}
+	// Born in the group or not (no thread move here, or a spawner of an earlier version
+	// that ignored it), the init is in it before it gets its layout.
+	if s.cg != nil && !s.cg.Holds(s.pid) {
 		if err := s.cg.Add(s.pid); err != nil {
 			return fail("move the sandbox into its cgroup", err)
 		}
@@ -311,9 +332,23 @@ const buildTimeout = 30 * time.Second
 // startInit starts the init as this process's child (wire.InitAttr: new namespaces,
 // killed with the calling thread), with files as its streams, config and report. The
 // init is s's from then on: a goroutine reaps it and closes s.exited.
-func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File) error {
+func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File, into, home []string) error {
 	cmd := wire.InitCmd(e.helper, files[:], e.initCPUs)
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if len(into) > 0 {
+		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
+	}
+	if err := start(); err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if errors.Is(err, cgroup.ErrStranded) {
+			// The thread stays in the command's cgroup: locked once more, it outlives
+			// the caller's UnlockOSThread, never runs another goroutine and ends with
+			// the caller's.
+			runtime.LockOSThread()
+		}
 		return err
 	}
 	s.proc, s.pid = cmd.Process, cmd.Process.Pid

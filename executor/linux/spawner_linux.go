@@ -167,8 +167,9 @@ func (s *spawned) waitGone() {
 }
 
 // spawn starts an init with files (wire.SpawnFiles of them) as its standard streams,
-// config and report, and returns it with its pid.
-func (sp *spawner) spawn(files []*os.File) (*spawned, int, error) {
+// config and report, born in the cgroup directories into when given (home: the
+// spawner's own, see wire.SpawnRequest), and returns it with its pid.
+func (sp *spawner) spawn(files []*os.File, into, home []string) (*spawned, int, error) {
 	s := &spawned{started: make(chan spawnStart, 1), pidfd: -1, exited: make(chan struct{})}
 	sp.mu.Lock()
 	if sp.gone != nil {
@@ -186,7 +187,7 @@ func (sp *spawner) spawn(files []*os.File) (*spawned, int, error) {
 	rc, err := sp.conn.SyscallConn()
 	if err == nil {
 		werr := rc.Write(func(fd uintptr) bool {
-			err = wire.SendPacket(int(fd), wire.SpawnRequest{ID: id}, fds...)
+			err = wire.SendPacket(int(fd), wire.SpawnRequest{ID: id, Cgroup: into, Home: home}, fds...)
 			return !errors.Is(err, unix.EAGAIN)
 		})
 		if err == nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +69,14 @@ func spawn() {
 			reply(wire.SpawnReply{ID: req.ID, Error: fmt.Sprintf("spawner: %d descriptors, want %d", len(fds), wire.SpawnFiles)})
 			continue
 		}
-		cmd, pidfd, err := startInit(self, fds, cpus)
+		cmd, pidfd, err := startInit(self, fds, cpus, req.Cgroup, req.Home)
+		if errors.Is(err, cgroup.ErrStranded) {
+			// This thread, the parent of every init, is still in the command's cgroup:
+			// the init it started is killed, and the spawner exits (its inits with it);
+			// the executor starts another.
+			fmt.Fprintln(os.Stderr, "cmdgate-sandbox spawner:", err)
+			os.Exit(125)
+		}
 		if err != nil {
 			reply(wire.SpawnReply{ID: req.ID, Error: err.Error()})
 			continue
@@ -84,8 +92,10 @@ func spawn() {
 }
 
 // startInit starts an init with fds as its standard streams, config and report, on
-// cpus when not nil, and returns it with a pidfd for the executor. It closes fds.
-func startInit(self string, fds []int, cpus *unix.CPUSet) (*exec.Cmd, int, error) {
+// cpus when not nil, in the cgroup directories into when given (the thread coming back
+// to home), and returns it with a pidfd for the executor. It closes fds. When the
+// thread cannot come back, the init is killed and the error wraps cgroup.ErrStranded.
+func startInit(self string, fds []int, cpus *unix.CPUSet, into, home []string) (*exec.Cmd, int, error) {
 	files := make([]*os.File, len(fds))
 	for i, fd := range fds {
 		files[i] = os.NewFile(uintptr(fd), "spawned")
@@ -98,7 +108,18 @@ func startInit(self string, fds []int, cpus *unix.CPUSet) (*exec.Cmd, int, error
 	pidfd := -1
 	cmd := wire.InitCmd(self, files, cpus)
 	cmd.SysProcAttr.PidFD = &pidfd
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if len(into) > 0 {
+		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
+	}
+	if err := start(); err != nil {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if pidfd >= 0 {
+			unix.Close(pidfd)
+		}
 		return nil, -1, fmt.Errorf("start the sandbox init %s: %w", self, err)
 	}
 	return cmd, pidfd, nil

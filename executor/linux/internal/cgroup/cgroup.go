@@ -79,6 +79,10 @@ type hierarchy struct {
 	// controllers are the usable controllers of interest it carries (memory, pids, cpu,
 	// and freezer on v1).
 	controllers []string
+	// home is this process's own cgroup directory in the hierarchy where a thread of it
+	// may move itself back there (v1, its tasks file writable), else "": see
+	// Group.ThreadMove.
+	home string
 }
 
 func (h *hierarchy) has(controller string) bool {
@@ -146,6 +150,7 @@ type Group struct {
 	dirs    []string // the group's directory in each hierarchy, parallel to m.hierarchies
 	rels    []string // the same as /proc/<pid>/cgroup shows them
 	ids     []string // the hierarchies' ids
+	homes   []string // this process's own cgroup directory in each hierarchy, or "" (hierarchy.home)
 	memory  string   // the directory holding the memory controller's files, or ""
 	freezer string   // the directory holding the freezer's files, or ""
 	hasKill bool

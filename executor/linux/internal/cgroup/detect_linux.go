@@ -206,6 +206,7 @@ func v1Hierarchy(mounts []mount, own []ownCgroup, c string) (hierarchy, error) {
 		id:          o.id,
 		controllers: []string{c},
 	}
+
 	if err := mkdir(h.dir); err != nil {
 		return hierarchy{}, err
 	}
@@ -229,6 +230,11 @@ func v1Hierarchy(mounts []mount, own []ownCgroup, c string) (hierarchy, error) {
 	}
 	if err == nil {
 		err = access(filepath.Join(probe, "cgroup.procs"))
+	}
+	// A thread may start the group's init from inside the group where it can move itself
+	// in and back (Group.ThreadMove).
+	if err == nil && access(filepath.Join(probe, "tasks")) == nil && access(filepath.Join(dir, "tasks")) == nil {
+		h.home = dir
 	}
 	return h, err
 }

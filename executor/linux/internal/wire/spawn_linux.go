@@ -37,7 +37,9 @@ import (
 // The executor and the spawner talk over a SOCK_SEQPACKET socket pair, on the spawner's
 // descriptor SpawnFD: one JSON object per packet.
 //   - SpawnRequest, with SpawnFiles descriptors (SCM_RIGHTS): start an init with them
-//     as its standard streams, its config (ConfigFD) and its report (ReportFD).
+//     as its standard streams, its config (ConfigFD) and its report (ReportFD); with
+//     Cgroup, born in the command's cgroup (the spawner's thread moves into it for the
+//     start and back to Home: see cgroup.StartIn).
 //   - SpawnReply with Pid, and the init's pidfd as the only descriptor: it started;
 //     with Error: it did not.
 //   - SpawnReply with Exited and Status, later: the init has exited and been reaped.
@@ -54,6 +56,12 @@ const (
 // SpawnRequest asks the spawner for an init.
 type SpawnRequest struct {
 	ID uint64 `json:"id"`
+	// Cgroup are the command's cgroup directories, one per hierarchy, to start the init
+	// in, and Home those of the spawner's own cgroups to come back to, in the same
+	// order: both empty, or as many (cgroup.Group.ThreadMove). A spawner that cannot
+	// come back to Home exits: its thread must start no other init from there.
+	Cgroup []string `json:"cgroup,omitempty"`
+	Home   []string `json:"home,omitempty"`
 }
 
 // SpawnReply is the spawner's answer to a SpawnRequest, or the news that its init has

@@ -1,0 +1,120 @@
+package linux_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cmdgate/cmdgate/executor"
+	"github.com/cmdgate/cmdgate/executor/linux"
+)
+
+// TestCommandCgroup: every process of a command is in the command's cgroup (in each
+// hierarchy of its limits, not the gateway's), whether a spawner started its init (a
+// probed Executor) or the Executor did (cmdgate sandbox run's), and the threads that
+// started the inits are back in their own process's cgroups afterwards: where the
+// host allows, a starting thread moves into the command's cgroup so the init is born
+// there, and moves back.
+func TestCommandCgroup(t *testing.T) {
+	probed, ws := newExecutor(t, linux.Options{Pool: -1})
+	needLimit(t, probed, "memory")
+	direct, err := linux.New(linux.Options{Workspace: t.TempDir(), Helper: helper, Pool: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	own := cgroups(t, "self")
+	hierarchies := []string{""} // v2
+	if _, ok := own["memory"]; ok {
+		hierarchies = []string{"memory", "pids", "freezer"} // v1: those a command's cgroup has
+	}
+	for _, c := range []struct {
+		name string
+		e    *linux.Executor
+		ws   string
+	}{{"spawner", probed, ws}, {"direct", direct, direct.Workspace()}} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(filepath.Join(c.ws, "ns"))
+			os.Remove(filepath.Join(c.ws, "stop"))
+			script := nsScript + "sleep 100 & while [ ! -e stop ]; do sleep 0.05; done; kill $!"
+			running, wait := runAsync(c.e, executor.Spec{Script: script, Dir: c.ws, Timeout: 60 * time.Second})
+			ino := sandboxNamespace(t, c.ws, running)
+			var first map[string]string
+			deadline := time.Now().Add(10 * time.Second)
+			for pids := inNamespace(ino); len(pids) < 3 && time.Now().Before(deadline); pids = inNamespace(ino) {
+				time.Sleep(10 * time.Millisecond) // the init, the shell and its sleeps
+			}
+			pids := inNamespace(ino)
+			if len(pids) < 3 {
+				t.Fatalf("%d processes in the sandbox, want the init, the shell and its sleeps", len(pids))
+			}
+			for _, pid := range pids {
+				cg := cgroups(t, strconv.Itoa(pid))
+				if first == nil {
+					first = cg
+				}
+				for _, h := range hierarchies {
+					mine := own[h]
+					if cg[h] == mine || !strings.Contains(cg[h], "/cmdgate/run-") {
+						t.Errorf("process %d of the command is in %q cgroup %q, want the command's (this process: %q)", pid, h, cg[h], mine)
+					}
+					if cg[h] != first[h] {
+						t.Errorf("process %d of the command is in %q cgroup %q, another in %q", pid, h, cg[h], first[h])
+					}
+				}
+			}
+			starters := []string{"self"}
+			if sp := c.e.SpawnerPid(); sp != 0 {
+				starters = append(starters, strconv.Itoa(sp))
+			}
+			for _, p := range starters {
+				tasks, err := os.ReadDir("/proc/" + p + "/task")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, task := range tasks {
+					if cg := cgroups(t, p+"/task/"+task.Name()); !sameCgroups(cg, own) {
+						t.Errorf("thread %s of process %s is in %v, want %v", task.Name(), p, cg, own)
+					}
+				}
+			}
+			if err := os.WriteFile(filepath.Join(c.ws, "stop"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := wait(); err != nil || res.ExitCode != 0 {
+				t.Errorf("Run = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// cgroups reads /proc/<p>/cgroup: each hierarchy's controllers ("" for v2) to the path.
+func cgroups(t *testing.T, p string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + p + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.SplitN(strings.TrimSpace(line), ":", 3); len(f) == 3 {
+			m[f[1]] = f[2]
+		}
+	}
+	return m
+}
+
+func sameCgroups(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
