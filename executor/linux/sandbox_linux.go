@@ -269,11 +269,11 @@ func (e *Executor) newCgroup() (*cgroup.Group, error) {
 }
 
 // cgroupStock is how many empty cgroups the Executor keeps made ahead once probed.
-// Creating one costs milliseconds where the host has cgroup v1 (measured: 5 to 16 ms for
-// the memory, pids, cpu and freezer hierarchies of a 2-core VM, against 0.1 ms to move
-// a process in), and those of finished commands come back only once their inits are
-// gone, after the next command has started. Without a stock, about one cold start in
-// ten paid for a new cgroup.
+// Creating one can cost milliseconds where the host has cgroup v1 (measured once: 5 to
+// 16 ms for the memory, pids, cpu and freezer hierarchies of a 2-core VM; 0.1 to 0.4 ms
+// on the same VM later, the memory hierarchy's mkdir the most), and those of finished
+// commands come back only once their inits are gone, after the next command has
+// started. Without a stock, about one cold start in ten paid for a new cgroup.
 const cgroupStock = 4
 
 // stockCgroups keeps cgroupStock empty cgroups made ahead until Close, topping the
