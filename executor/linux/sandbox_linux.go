@@ -334,15 +334,7 @@ const buildTimeout = 30 * time.Second
 // init is s's from then on: a goroutine reaps it and closes s.exited.
 func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File, into, home []string) error {
 	cmd := wire.InitCmd(e.helper, files[:], e.initCPUs)
-	start := cmd.Start
-	if len(into) > 0 {
-		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
-	}
-	if err := start(); err != nil {
-		if cmd.Process != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
+	if err := wire.StartInit(cmd, into, home); err != nil {
 		if errors.Is(err, cgroup.ErrStranded) {
 			// The thread stays in the command's cgroup: locked once more, it outlives
 			// the caller's UnlockOSThread, never runs another goroutine and ends with

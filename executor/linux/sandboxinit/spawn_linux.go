@@ -108,15 +108,7 @@ func startInit(self string, fds []int, cpus *unix.CPUSet, into, home []string) (
 	pidfd := -1
 	cmd := wire.InitCmd(self, files, cpus)
 	cmd.SysProcAttr.PidFD = &pidfd
-	start := cmd.Start
-	if len(into) > 0 {
-		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
-	}
-	if err := start(); err != nil {
-		if cmd.Process != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
+	if err := wire.StartInit(cmd, into, home); err != nil {
 		if pidfd >= 0 {
 			unix.Close(pidfd)
 		}

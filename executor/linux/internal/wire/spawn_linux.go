@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/internal/handover"
 
 	"golang.org/x/sys/unix"
@@ -150,6 +151,23 @@ func InitCmd(path string, files []*os.File, cpus *unix.CPUSet) *exec.Cmd {
 		ExtraFiles:  files[3:], // descriptors 3 and 4
 		SysProcAttr: InitAttr(),
 	}
+}
+
+// StartInit starts cmd, an InitCmd, born in the cgroup directories into when given (the
+// calling thread moving there for the start and back to home: cgroup.StartIn), and kills
+// and reaps it again when the start fails after the process was started. The error wraps
+// cgroup.ErrStranded when the thread could not move back.
+func StartInit(cmd *exec.Cmd, into, home []string) error {
+	start := cmd.Start
+	if len(into) > 0 {
+		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
+	}
+	err := start()
+	if err != nil && cmd.Process != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	return err
 }
 
 // InitAttr starts an init in new namespaces, in its own process group, killed with the
