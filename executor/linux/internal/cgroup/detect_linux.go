@@ -206,7 +206,6 @@ func v1Hierarchy(mounts []mount, own []ownCgroup, c string) (hierarchy, error) {
 		id:          o.id,
 		controllers: []string{c},
 	}
-
 	if err := mkdir(h.dir); err != nil {
 		return hierarchy{}, err
 	}

@@ -147,7 +147,7 @@ func (g *Group) Add(pid int) error {
 // command started after an idle moment (every `cmdgate sandbox run`), against 0.1 to 0.3
 // ms for the thread's way in and back. ok is false on v2, where a thread may not leave
 // its process's cgroup, and where this process may not move a thread back (its own
-// cgroup's tasks file is not writable): Add it is there.
+// cgroup's tasks file is not writable): there the process is moved in with Add.
 func (g *Group) ThreadMove() (into, home []string, ok bool) {
 	if g.version != 1 || slices.Contains(g.homes, "") {
 		return nil, nil, false
