@@ -15,9 +15,9 @@ import (
 // TestCommandCgroup: every process of a command is in the command's cgroup (in each
 // hierarchy of its limits, not the gateway's), whether a spawner started its init (a
 // probed Executor) or the Executor did (cmdgate sandbox run's), and the threads that
-// started the inits are back in their own process's cgroups afterwards: where the
-// host allows, a starting thread moves into the command's cgroup so the init is born
-// there, and moves back.
+// started the inits are back in their own process's cgroups afterwards: the init is
+// born in the command's cgroup where the host allows (v1: the starting thread moves
+// into it and back; v2: the init is cloned into it), else moved in.
 func TestCommandCgroup(t *testing.T) {
 	probed, ws := newExecutor(t, linux.Options{Pool: -1})
 	needLimit(t, probed, "memory")

@@ -37,13 +37,16 @@
 // plus RLIMIT_CPU as a backstop (the timeout's worth of CPU time on every CPU). Where the
 // gateway may create cgroups (v2, or v1 as on hybrid hosts), each command gets one with
 // Options.Limits: memory (swap included), pids and CPU; Status says which are in force
-// and why the others are not. On v1 the init is born in it: the thread that starts the
-// init moves itself into the cgroup for the start and back, which costs the kernel no
-// global lock, where moving a process in afterwards waits, after an idle moment, for an
-// RCU grace period (8 to 10 ms on a 2-core VM: every `cmdgate sandbox run` paid it). On
-// v2, where a thread may not leave its process's cgroup, the init is moved in once
-// started, before it gets its layout. RLIMIT_NPROC counts a user's processes machine-wide and
-// not at all for root: the pids cgroup is the fork-bomb limit.
+// and why the others are not. The init is born in it, which costs the kernel no global
+// lock, where moving a process in afterwards waits, after an idle moment, for an RCU
+// grace period (8 to 10 ms on a 2-core VM with cgroup v1, 4.5 to 20 ms on its cgroup2
+// mount: every `cmdgate sandbox run` paid it). On v1 the thread that starts the init moves
+// itself into the cgroup for the start and back; on v2, where a thread may not leave its
+// process's cgroup, the init is cloned into it (clone3's CLONE_INTO_CGROUP, Linux 5.7).
+// Where neither can be done (an older kernel, a tasks file this process may not write),
+// the init is moved in once started, before it gets its layout. RLIMIT_NPROC counts a
+// user's processes machine-wide and not at all for root: the pids cgroup is the
+// fork-bomb limit.
 //
 // # Network
 //

@@ -3,6 +3,7 @@ package linux
 import (
 	"os"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
 )
@@ -54,7 +55,7 @@ func SpawnWith(helper string, files []*os.File) (first, after error) {
 // request is spawn, and waits for the init it started (which reads /dev/null for its
 // config and exits at once).
 func (sp *spawner) request(files []*os.File) error {
-	s, _, err := sp.spawn(files, nil, nil)
+	s, _, err := sp.spawn(files, cgroup.Birth{})
 	if err == nil {
 		<-s.exited
 		unix.Close(s.pidfd)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -121,15 +122,15 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	}
 	s := &sandbox{streams: streams, cfgW: cfgW, reports: make(chan wire.Report, 4), exited: make(chan struct{})}
 	files := [wire.SpawnFiles]*os.File{streams.ChildStdin(), streams.ChildStdout(), streams.ChildStderr(), cfgR, repW}
-	// The init is born in the command's cgroup where a thread can take it there
-	// (cgroup.Group.ThreadMove), else moved in once started (below).
-	var into, home []string
+	// The init is born in the command's cgroup where it can be (cgroup.Group.Birth),
+	// else moved in once started (below).
+	var birth cgroup.Birth
 	if e.cgroups.Version() != 0 && !e.limits.zero() {
 		s.cg, err = e.takeCgroup()
 		if err != nil {
 			err = fmt.Errorf("create the command's cgroup: %w", err)
 		} else {
-			into, home, _ = s.cg.ThreadMove()
+			birth = s.cg.Birth()
 		}
 	}
 	var sp *spawner
@@ -138,9 +139,9 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	}
 	if err == nil {
 		if sp != nil {
-			s.spawned, s.pid, err = sp.spawn(files[:], into, home)
+			s.spawned, s.pid, err = sp.spawn(files[:], birth)
 		} else {
-			err = e.startInit(s, files, into, home)
+			err = e.startInit(s, files, birth)
 		}
 	}
 	cfgR.Close()
@@ -172,8 +173,9 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		e.release(s)
 		return nil, executor.Internal(what, err)
 	}
-	// Born in the group or not (no thread move here, or a spawner of an earlier version
-	// that ignored it), the init is in it before it gets its layout.
+	// Born in the group or not (no way to be born there on this host, a kernel without
+	// clone3's CLONE_INTO_CGROUP, or a spawner of an earlier version), the init is in it
+	// before it gets its layout.
 	if s.cg != nil && !s.cg.Holds(s.pid) {
 		if err := s.cg.Add(s.pid); err != nil {
 			return fail("move the sandbox into its cgroup", err)
@@ -330,11 +332,11 @@ func (e *Executor) removeCgroup(g *cgroup.Group) {
 const buildTimeout = 30 * time.Second
 
 // startInit starts the init as this process's child (wire.InitAttr: new namespaces,
-// killed with the calling thread), with files as its streams, config and report. The
-// init is s's from then on: a goroutine reaps it and closes s.exited.
-func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File, into, home []string) error {
-	cmd := wire.InitCmd(e.helper, files[:], e.initCPUs)
-	if err := wire.StartInit(cmd, into, home); err != nil {
+// killed with the calling thread), with files as its streams, config and report, born
+// where b says. The init is s's from then on: a goroutine reaps it and closes s.exited.
+func (e *Executor) startInit(s *sandbox, files [wire.SpawnFiles]*os.File, b cgroup.Birth) error {
+	cmd, err := wire.StartInit(func() *exec.Cmd { return wire.InitCmd(e.helper, files[:], e.initCPUs) }, b)
+	if err != nil {
 		if errors.Is(err, cgroup.ErrStranded) {
 			// The thread stays in the command's cgroup: locked once more, it outlives
 			// the caller's UnlockOSThread, never runs another goroutine and ends with

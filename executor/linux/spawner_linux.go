@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/wire"
 	"golang.org/x/sys/unix"
 )
@@ -167,9 +168,9 @@ func (s *spawned) waitGone() {
 }
 
 // spawn starts an init with files (wire.SpawnFiles of them) as its standard streams,
-// config and report, born in the cgroup directories into when given (home: the
-// spawner's own, see wire.SpawnRequest), and returns it with its pid.
-func (sp *spawner) spawn(files []*os.File, into, home []string) (*spawned, int, error) {
+// config and report, born in its cgroup where b says (see wire.SpawnRequest), and
+// returns it with its pid.
+func (sp *spawner) spawn(files []*os.File, b cgroup.Birth) (*spawned, int, error) {
 	s := &spawned{started: make(chan spawnStart, 1), pidfd: -1, exited: make(chan struct{})}
 	sp.mu.Lock()
 	if sp.gone != nil {
@@ -187,7 +188,7 @@ func (sp *spawner) spawn(files []*os.File, into, home []string) (*spawned, int, 
 	rc, err := sp.conn.SyscallConn()
 	if err == nil {
 		werr := rc.Write(func(fd uintptr) bool {
-			err = wire.SendPacket(int(fd), wire.SpawnRequest{ID: id, Cgroup: into, Home: home}, fds...)
+			err = wire.SendPacket(int(fd), wire.SpawnRequest{ID: id, Cgroup: b.Into, Home: b.Home, CgroupDir: b.Dir}, fds...)
 			return !errors.Is(err, unix.EAGAIN)
 		})
 		if err == nil {

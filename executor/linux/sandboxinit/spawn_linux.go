@@ -69,7 +69,7 @@ func spawn() {
 			reply(wire.SpawnReply{ID: req.ID, Error: fmt.Sprintf("spawner: %d descriptors, want %d", len(fds), wire.SpawnFiles)})
 			continue
 		}
-		cmd, pidfd, err := startInit(self, fds, cpus, req.Cgroup, req.Home)
+		cmd, pidfd, err := startInit(self, fds, cpus, req.Birth())
 		if errors.Is(err, cgroup.ErrStranded) {
 			// This thread, the parent of every init, is still in the command's cgroup:
 			// the init it started is killed, and the spawner exits (its inits with it);
@@ -92,10 +92,10 @@ func spawn() {
 }
 
 // startInit starts an init with fds as its standard streams, config and report, on
-// cpus when not nil, in the cgroup directories into when given (the thread coming back
-// to home), and returns it with a pidfd for the executor. It closes fds. When the
-// thread cannot come back, the init is killed and the error wraps cgroup.ErrStranded.
-func startInit(self string, fds []int, cpus *unix.CPUSet, into, home []string) (*exec.Cmd, int, error) {
+// cpus when not nil, born in its cgroup where b says, and returns it with a pidfd for
+// the executor. It closes fds. When the thread cannot come back from the cgroup, the
+// init is killed and the error wraps cgroup.ErrStranded.
+func startInit(self string, fds []int, cpus *unix.CPUSet, b cgroup.Birth) (*exec.Cmd, int, error) {
 	files := make([]*os.File, len(fds))
 	for i, fd := range fds {
 		files[i] = os.NewFile(uintptr(fd), "spawned")
@@ -106,9 +106,12 @@ func startInit(self string, fds []int, cpus *unix.CPUSet, into, home []string) (
 		}
 	}()
 	pidfd := -1
-	cmd := wire.InitCmd(self, files, cpus)
-	cmd.SysProcAttr.PidFD = &pidfd
-	if err := wire.StartInit(cmd, into, home); err != nil {
+	cmd, err := wire.StartInit(func() *exec.Cmd {
+		cmd := wire.InitCmd(self, files, cpus)
+		cmd.SysProcAttr.PidFD = &pidfd
+		return cmd
+	}, b)
+	if err != nil {
 		if pidfd >= 0 {
 			unix.Close(pidfd)
 		}

@@ -80,8 +80,7 @@ type hierarchy struct {
 	// and freezer on v1).
 	controllers []string
 	// home is this process's own cgroup directory in the hierarchy where a thread of it
-	// may move itself back there (v1, its tasks file writable), else "": see
-	// Group.ThreadMove.
+	// may move itself back there (v1, its tasks file writable), else "": see Birth.
 	home string
 }
 

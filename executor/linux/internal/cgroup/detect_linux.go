@@ -231,7 +231,7 @@ func v1Hierarchy(mounts []mount, own []ownCgroup, c string) (hierarchy, error) {
 		err = access(filepath.Join(probe, "cgroup.procs"))
 	}
 	// A thread may start the group's init from inside the group where it can move itself
-	// in and back (Group.ThreadMove).
+	// in and back (Birth).
 	if err == nil && access(filepath.Join(probe, "tasks")) == nil && access(filepath.Join(dir, "tasks")) == nil {
 		h.home = dir
 	}

@@ -7,10 +7,10 @@
 // creating, configuring and removing a probe cgroup. It never fails; Unavailable says why
 // a controller cannot be used, for /healthz and the logs. Manager.New then creates one
 // cgroup per command, and the sandbox's init process is in it before it starts the
-// command, so everything the command forks is inside: on v1 it is born there (StartIn: the
-// thread that starts it moves itself into the group for the start and back, see
-// Group.ThreadMove), elsewhere it is moved in once started (Group.Add). Group.Remove kills
-// what is left and removes the cgroup.
+// command, so everything the command forks is inside: it is born there where it can be
+// (Group.Birth: on v1 the thread that starts it moves itself into the group for the start
+// and back, on v2 it is cloned into the group), else moved in once started (Group.Add).
+// Group.Remove kills what is left and removes the cgroup.
 //
 // Choice of version: the one that makes more of memory, pids and cpu usable, v2 on a tie.
 // The two are never mixed. On a hybrid host (v1 controllers plus an empty cgroup2 mount)

@@ -138,21 +138,58 @@ func (g *Group) Add(pid int) error {
 	return nil
 }
 
-// ThreadMove says how a process can be born in the group rather than moved in after its
-// start (Add): a thread that moves itself into the group's directories (into) starts it,
-// then moves back to its own process's cgroups (home), one directory per hierarchy (see
-// StartIn). A thread moving itself costs the kernel no global lock, where moving a
-// process takes cgroup_threadgroup_rwsem for writing, and taking that after a pause waits
-// for an RCU grace period: measured on a 2-core VM with cgroup v1, 8 to 10 ms for a
-// command started after an idle moment (every `cmdgate sandbox run`), against 0.1 to 0.3
-// ms for the thread's way in and back. ok is false on v2, where a thread may not leave
-// its process's cgroup, and where this process may not move a thread back (its own
-// cgroup's tasks file is not writable): there the process is moved in with Add.
-func (g *Group) ThreadMove() (into, home []string, ok bool) {
-	if g.version != 1 || slices.Contains(g.homes, "") {
-		return nil, nil, false
+// Birth says where a process can be started so that it is in the group from its start
+// rather than moved in once started (Add); Start starts it there.
+//
+// Moving a process takes the kernel's cgroup_threadgroup_rwsem for writing, and taking
+// that after a pause waits for an RCU grace period: measured on a 2-core VM, 8 to 10 ms
+// for a command started after an idle moment (every `cmdgate sandbox run`), on cgroup v1
+// and v2 alike (the lock is global; v2 spares it only with the favordynmods mount
+// option). A process born in its cgroup takes no such lock:
+//
+//   - v1 (Into, Home): a thread that moves itself into the group's directories starts
+//     it, then moves back to its own process's cgroups (StartIn); 0.1 to 0.3 ms for the
+//     way in and back. Only where this process may move a thread back (its own cgroup's
+//     tasks file is writable).
+//   - v2 (Dir): the process is cloned into the group's directory (clone3 with
+//     CLONE_INTO_CGROUP, Linux 5.7; StartInto). A thread may not leave its process's
+//     cgroup on v2.
+//
+// The zero Birth starts the process where its starter is: move it in with Add.
+type Birth struct {
+	// Into are the group's directories, one per hierarchy, and Home this process's own
+	// in the same order: v1.
+	Into, Home []string
+	// Dir is the group's directory: v2.
+	Dir string
+}
+
+// Birth is where a process is born in the group (see the type), or the zero Birth.
+func (g *Group) Birth() Birth {
+	switch {
+	case g.version == 2 && len(g.dirs) == 1:
+		return Birth{Dir: g.dirs[0]}
+	case g.version == 1 && !slices.Contains(g.homes, ""):
+		return Birth{Into: slices.Clone(g.dirs), Home: slices.Clone(g.homes)}
 	}
-	return slices.Clone(g.dirs), slices.Clone(g.homes), true
+	return Birth{}
+}
+
+// Start starts a process by calling start where b says: from the calling thread moved
+// into b.Into (StartIn), cloned into b.Dir (StartInto), else as it is. start is passed
+// the descriptor of a cgroup directory to clone the process into
+// (syscall.SysProcAttr's UseCgroupFD and CgroupFD), or -1; it must start the process
+// from the calling thread, which the caller holds (runtime.LockOSThread) when b.Into is
+// set, and it may be called twice (see StartInto). The error wraps ErrStranded as
+// StartIn's does.
+func (b Birth) Start(start func(cgroupFD int) error) error {
+	switch {
+	case len(b.Into) > 0:
+		return StartIn(b.Into, b.Home, func() error { return start(-1) })
+	case b.Dir != "":
+		return StartInto(b.Dir, start)
+	}
+	return start(-1)
 }
 
 // ErrStranded is StartIn's error when the calling thread could not move back to its own
@@ -160,7 +197,7 @@ func (g *Group) ThreadMove() (into, home []string, ok bool) {
 var ErrStranded = errors.New("the starting thread could not move back to its own cgroup")
 
 // StartIn calls start from the calling thread while that thread is in the cgroup
-// directories into (ThreadMove), so that the process start starts is born in them, and
+// directories into (Birth, v1), so that the process start starts is born in them, and
 // moves the thread back to home afterwards. The caller must hold its OS thread
 // (runtime.LockOSThread) and start must start the process from it (os/exec does, from
 // the calling thread). start is not called when the thread cannot move in; when it cannot
@@ -189,6 +226,26 @@ func StartIn(into, home []string, start func() error) error {
 		}
 	}
 	return err
+}
+
+// StartInto calls start with a descriptor of the cgroup v2 directory dir, for the process
+// it starts to be cloned into it (Birth, v2). When that fails (a kernel before 5.7, dir
+// not a cgroup v2 directory, a start error of any kind: they cannot be told apart),
+// start is called once more with -1, to start the process where its starter is, and
+// its error is returned; likewise when dir cannot be opened. Where the process ends up
+// is for the caller to check (Holds) and correct (Add): this never fails closed by
+// itself.
+func StartInto(dir string, start func(cgroupFD int) error) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return start(-1)
+	}
+	err = start(fd)
+	unix.Close(fd)
+	if err != nil {
+		return start(-1)
+	}
+	return nil
 }
 
 // Holds reports whether process pid is in the group in every hierarchy of it (not below

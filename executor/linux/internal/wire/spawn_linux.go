@@ -39,8 +39,7 @@ import (
 // descriptor SpawnFD: one JSON object per packet.
 //   - SpawnRequest, with SpawnFiles descriptors (SCM_RIGHTS): start an init with them
 //     as its standard streams, its config (ConfigFD) and its report (ReportFD); with
-//     Cgroup, born in the command's cgroup (the spawner's thread moves into it for the
-//     start and back to Home: see cgroup.StartIn).
+//     Cgroup or CgroupDir, born in the command's cgroup (see cgroup.Birth).
 //   - SpawnReply with Pid, and the init's pidfd as the only descriptor: it started;
 //     with Error: it did not.
 //   - SpawnReply with Exited and Status, later: the init has exited and been reaped.
@@ -59,10 +58,19 @@ type SpawnRequest struct {
 	ID uint64 `json:"id"`
 	// Cgroup are the command's cgroup directories, one per hierarchy, to start the init
 	// in, and Home those of the spawner's own cgroups to come back to, in the same
-	// order: both empty, or as many (cgroup.Group.ThreadMove). A spawner that cannot
-	// come back to Home exits: its thread must start no other init from there.
+	// order: both empty, or as many (cgroup v1: cgroup.Birth's Into and Home). A spawner
+	// that cannot come back to Home exits: its thread must start no other init from
+	// there.
 	Cgroup []string `json:"cgroup,omitempty"`
 	Home   []string `json:"home,omitempty"`
+	// CgroupDir is the command's cgroup directory to clone the init into (cgroup v2:
+	// cgroup.Birth's Dir).
+	CgroupDir string `json:"cgroup_dir,omitempty"`
+}
+
+// Birth is where the request's init is to be born.
+func (r SpawnRequest) Birth() cgroup.Birth {
+	return cgroup.Birth{Into: r.Cgroup, Home: r.Home, Dir: r.CgroupDir}
 }
 
 // SpawnReply is the spawner's answer to a SpawnRequest, or the news that its init has
@@ -153,21 +161,25 @@ func InitCmd(path string, files []*os.File, cpus *unix.CPUSet) *exec.Cmd {
 	}
 }
 
-// StartInit starts cmd, an InitCmd, born in the cgroup directories into when given (the
-// calling thread moving there for the start and back to home: cgroup.StartIn), and kills
-// and reaps it again when the start fails after the process was started. The error wraps
-// cgroup.ErrStranded when the thread could not move back.
-func StartInit(cmd *exec.Cmd, into, home []string) error {
-	start := cmd.Start
-	if len(into) > 0 {
-		start = func() error { return cgroup.StartIn(into, home, cmd.Start) }
-	}
-	err := start()
-	if err != nil && cmd.Process != nil {
+// StartInit starts the init mk makes (an InitCmd), born in its cgroup where b says
+// (cgroup.Birth.Start; mk is called again when a clone into the cgroup fails and the
+// init is started without it), and kills and reaps it again when the start fails after
+// the process was started. It returns the Cmd it started, or tried last. The error wraps
+// cgroup.ErrStranded when the starting thread could not move back to its own cgroups.
+func StartInit(mk func() *exec.Cmd, b cgroup.Birth) (*exec.Cmd, error) {
+	var cmd *exec.Cmd
+	err := b.Start(func(cgroupFD int) error {
+		cmd = mk()
+		if cgroupFD >= 0 {
+			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+		}
+		return cmd.Start()
+	})
+	if err != nil && cmd != nil && cmd.Process != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}
-	return err
+	return cmd, err
 }
 
 // InitAttr starts an init in new namespaces, in its own process group, killed with the
