@@ -1,10 +1,13 @@
 package wire
 
 import (
+	"encoding/json"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 
+	"github.com/cmdgate/cmdgate/executor/linux/internal/cgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,6 +73,29 @@ func TestPacket(t *testing.T) {
 	}
 	if _, err := unix.FcntlInt(uintptr(rights[0]), unix.F_GETFD, 0); err != unix.EBADF {
 		t.Errorf("the descriptor of a malformed packet is still open: %v", err)
+	}
+}
+
+// TestSpawnRequestBirth: where an init is to be born (v1: the directories to move into
+// and back to; v2: the directory to clone into) reaches the spawner as it was sent.
+func TestSpawnRequestBirth(t *testing.T) {
+	t.Parallel()
+	for _, b := range []cgroup.Birth{
+		{},
+		{Into: []string{"/sys/fs/cgroup/memory/cmdgate/g", "/sys/fs/cgroup/pids/cmdgate/g"}, Home: []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids"}},
+		{Dir: "/sys/fs/cgroup/cmdgate/g"},
+	} {
+		raw, err := json.Marshal(SpawnRequest{ID: 1, Cgroup: b.Into, Home: b.Home, CgroupDir: b.Dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req SpawnRequest
+		if _, err := DecodePacket(raw, nil, &req); err != nil {
+			t.Fatal(err)
+		}
+		if got := req.Birth(); !reflect.DeepEqual(got, b) {
+			t.Errorf("Birth() of the request %s = %+v, want %+v", raw, got, b)
+		}
 	}
 }
 
