@@ -143,9 +143,10 @@ func (g *Group) Add(pid int) error {
 //
 // Moving a process takes the kernel's cgroup_threadgroup_rwsem for writing, and taking
 // that after a pause waits for an RCU grace period: measured on a 2-core VM, 8 to 10 ms
-// for a command started after an idle moment (every `cmdgate sandbox run`), on cgroup v1
-// and v2 alike (the lock is global; v2 spares it only with the favordynmods mount
-// option). A process born in its cgroup takes no such lock:
+// for a command started after an idle moment (every `cmdgate sandbox run`) with cgroup
+// v1, and 4.5 to 20 ms (median 5.9) for a process moved into a cgroup of the same VM's
+// cgroup2 mount after a 300 ms pause (the lock is global; only the favordynmods mount
+// option spares it). A process born in its cgroup takes no such lock:
 //
 //   - v1 (Into, Home): a thread that moves itself into the group's directories starts
 //     it, then moves back to its own process's cgroups (StartIn); 0.1 to 0.3 ms for the
