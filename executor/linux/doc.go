@@ -18,7 +18,8 @@
 // /run, /srv or /mnt. With the workspace's tool caches (executor.Caches), their area is
 // bound read-write at its own path after the workspace and HOME lies in it, so caches
 // and ~ persist between commands; without them HOME is /tmp/home (SandboxHome), new for
-// every command. TMPDIR outside what the command may write is dropped.
+// every command (unless the workspace is /tmp itself: then it is the workspace's, and
+// kept). TMPDIR outside what the command may write is dropped.
 //
 // The init then drops every capability for good (bounding and ambient sets, locked
 // securebits, no_new_privs), applies Landlock (ABI 3 or later, or it refuses: read and

@@ -14,7 +14,8 @@ import (
 const HelperName = handover.HelperName
 
 // SandboxHome is HOME inside a sandbox without tool caches: a directory of its private
-// /tmp. With caches, HOME is executor.Caches.Home.
+// /tmp (of the workspace when the workspace is /tmp). With caches, HOME is
+// executor.Caches.Home.
 const SandboxHome = wire.DefaultHome
 
 // DefaultReadOnly are the host directories every sandbox sees, read-only: the programs,

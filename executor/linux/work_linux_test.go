@@ -6,6 +6,7 @@ package linux_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,5 +218,45 @@ func TestTimeoutTerminates(t *testing.T) {
 		if strings.HasPrefix(spec.Script, "trap") && res.Stdout != "got TERM\n" {
 			t.Errorf("Run(%q) stdout = %q: the command never saw SIGTERM", spec.Script, res.Stdout)
 		}
+	}
+}
+
+// TestWorkspaceOverHome: a workspace that covers the sandbox's default HOME, /tmp/home
+// (the workspace /tmp itself, bound over the private /tmp, or one under /tmp/home),
+// builds for every command, the probe's and the pool's included, and HOME is a writable
+// directory there. Before, the init's mkdir of HOME failed on the second build over /tmp
+// (the first had made it in the workspace) and on every build under /tmp/home (its
+// mount point). Its workspaces are fixed host paths; what it makes there it removes.
+func TestWorkspaceOverHome(t *testing.T) {
+	const home = linux.SandboxHome
+	if _, err := os.Lstat(home); errors.Is(err, os.ErrNotExist) {
+		t.Cleanup(func() { os.Remove(home) }) // made by a sandbox or below; empty by then
+	}
+	under := filepath.Join(home, fmt.Sprintf("cmdgate-test-%d", os.Getpid()))
+	if err := os.MkdirAll(under, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(under) })
+	newExecutor(t, linux.Options{Pool: -1}) // skips where no sandbox can be built at all
+	file := fmt.Sprintf("home-test-%d", os.Getpid())
+	for _, ws := range []string{filepath.Dir(home), under} {
+		t.Run(ws, func(t *testing.T) {
+			e, err := linux.New(linux.Options{Workspace: ws, Helper: helper})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			t.Cleanup(func() { e.Close() })
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := e.Probe(ctx); err != nil {
+				t.Fatalf("Probe: %v", err)
+			}
+			for i := range 3 {
+				res := run(t, e, ws, "echo h > ~/"+file+" && cat ~/"+file+" && rm ~/"+file+" && echo $HOME")
+				if res.ExitCode != 0 || res.Stdout != "h\n"+home+"\n" {
+					t.Errorf("command %d: exit %d, stdout %q, stderr %q; want h and %s", i, res.ExitCode, res.Stdout, res.Stderr, home)
+				}
+			}
+		})
 	}
 }

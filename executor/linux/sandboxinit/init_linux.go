@@ -95,7 +95,7 @@ func Main() {
 	// What every command needs is done before the sandbox reports ready: a sandbox
 	// built ahead then starts its command at once.
 	<-notified
-	if err := os.Mkdir(home, 0o700); err != nil {
+	if err := makeHome(); err != nil {
 		send(errorReport(fail("create "+home, err)))
 		os.Exit(125)
 	}
@@ -726,6 +726,24 @@ func rwDirs(cfg wire.Config) []string {
 // one the command was given: the host's home is not in the sandbox, and tools (go, npm,
 // cargo, pip) keep caches under it.
 const home = wire.DefaultHome
+
+// makeHome creates home, or keeps it where it is a directory already: a workspace bound
+// over the private /tmp (the workspace is /tmp itself) may have one from an earlier
+// command, and a workspace under home (/tmp/home/proj) has had it made as its mount
+// point. Anything else there (a file, a symbolic link) is an error.
+func makeHome() error {
+	err := os.Mkdir(home, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		fi, lerr := os.Lstat(home)
+		if lerr == nil && fi.IsDir() {
+			return nil
+		}
+		if lerr == nil {
+			return fmt.Errorf("%s exists and is not a directory", home)
+		}
+	}
+	return err
+}
 
 // environ is the command's environment: env with HOME and TMPDIR moved inside the
 // sandbox when they point outside what it may write.

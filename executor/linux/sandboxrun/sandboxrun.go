@@ -122,7 +122,13 @@ func Run(ctx context.Context, e *linux.Executor, cwd, script string, argv []stri
 	if err != nil {
 		var ee *executor.Error
 		if errors.As(err, &ee) {
-			return res, &Failure{string(ee.Code), ee.Message}
+			msg := ee.Message
+			if ee.Code == executor.CodeInternal && ee.Err != nil {
+				// The agent-facing message names the step; the person at this
+				// terminal needs the cause as well (the gateway logs it instead).
+				msg += ": " + ee.Err.Error()
+			}
+			return res, &Failure{string(ee.Code), msg}
 		}
 		return res, &Failure{"INTERNAL", err.Error()}
 	}
