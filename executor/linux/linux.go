@@ -179,7 +179,7 @@ func staleCgroup(name string) bool {
 }
 
 // workspace resolves the workspace and refuses one that would expose the system
-// directories read-write.
+// directories read-write or that lies where the sandbox mounts its own (ownMounts).
 func workspace(dir string, readOnly []string) (string, error) {
 	if dir == "" || !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("sandbox: workspace %q is not an absolute path", dir)
@@ -196,8 +196,17 @@ func workspace(dir string, readOnly []string) (string, error) {
 			return "", fmt.Errorf("sandbox: workspace %s contains the system directory %s", ws, r)
 		}
 	}
+	for _, m := range ownMounts {
+		if within(ws, m) {
+			return "", fmt.Errorf("sandbox: workspace %s lies in %s, which every sandbox mounts afresh", ws, m)
+		}
+	}
 	return ws, nil
 }
+
+// ownMounts are the directories every sandbox mounts afresh (its own /proc and /dev): a
+// workspace in them could not be bound.
+var ownMounts = []string{"/proc", "/dev"}
 
 // within reports whether path p is dir or lies under it.
 func within(p, dir string) bool {

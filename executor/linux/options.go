@@ -45,7 +45,8 @@ type Options struct {
 	// Config holds the limits, the environment denylist and the rlimits.
 	Config executor.Config
 	// Workspace is the directory bound read-write at its own path; commands run in it or
-	// below. It must not be / nor contain a read-only directory.
+	// below. It must not be / nor contain a read-only directory, nor lie in /proc or
+	// /dev, which the sandbox mounts afresh.
 	Workspace string
 	// Helper is the path of the cmdgate-sandbox program; empty means FindHelper.
 	Helper string

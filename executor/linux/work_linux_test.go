@@ -260,3 +260,32 @@ func TestWorkspaceOverHome(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceRefused: New refuses, with the reason, a workspace the sandbox cannot
+// bind as asked: not absolute, not a directory, holding a system directory (it would be
+// writable), or inside /proc or /dev, which every sandbox mounts afresh (before, those
+// two failed every build with an internal "mkdir: file exists").
+func TestWorkspaceRefused(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ws, want string }{
+		{"relative", "not an absolute path"},
+		{file, "not a directory"},
+		{"/", "contains the system directory"},
+		{"/usr", "contains the system directory"},
+		{"/dev/shm", "lies in /dev"},
+		{"/proc/self", "lies in /proc"},
+		{"/dev", "lies in /dev"},
+	} {
+		e, err := linux.New(linux.Options{Workspace: c.ws, Helper: helper})
+		if err == nil {
+			e.Close()
+			t.Errorf("New(workspace %s) succeeded, want an error with %q", c.ws, c.want)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(workspace %s) error = %v, want one with %q", c.ws, err, c.want)
+		}
+	}
+}
