@@ -178,6 +178,10 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	// before it gets its layout.
 	if s.cg != nil && !s.cg.Holds(s.pid) {
 		if err := s.cg.Add(s.pid); err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				// The init is gone already: what it reported, if anything, says why.
+				return fail("build the sandbox", e.lastWords(s))
+			}
 			return fail("move the sandbox into its cgroup", err)
 		}
 	}
@@ -207,12 +211,18 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	if err == nil {
 		_, err = cfgW.Write(b)
 	}
+	if errors.Is(err, syscall.EPIPE) {
+		return fail("build the sandbox", e.lastWords(s)) // the init is gone
+	}
 	if err != nil {
 		return fail("send the sandbox its layout", err)
 	}
 	if cmd != nil {
 		_, err = cfgW.Write(cmd)
 		cfgW.Close()
+		if errors.Is(err, syscall.EPIPE) {
+			return fail("build the sandbox", e.lastWords(s))
+		}
 		if err != nil {
 			return fail("send the sandbox its command", err)
 		}
@@ -226,10 +236,27 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		case ok && r.Event == wire.EventError:
 			return fail("build the sandbox", errors.New(r.Message))
 		}
-		return fail("build the sandbox", fmt.Errorf("the init %s ended without a report", e.helper))
+		return fail("build the sandbox", e.withoutReport())
 	case <-time.After(buildTimeout):
 		return fail("build the sandbox", fmt.Errorf("the init %s was not ready within %v", e.helper, buildTimeout))
 	}
+}
+
+// lastWords is why the init of s, gone before it got its layout, failed: the error it
+// reported, else that it reported nothing.
+func (e *Executor) lastWords(s *sandbox) error {
+	select {
+	case r, ok := <-s.reports:
+		if ok && r.Event == wire.EventError {
+			return errors.New(r.Message)
+		}
+	case <-time.After(buildTimeout):
+	}
+	return e.withoutReport()
+}
+
+func (e *Executor) withoutReport() error {
+	return fmt.Errorf("the init %s ended without a report", e.helper)
 }
 
 // cgroupSeq numbers the cgroups of this process, across Executors.
