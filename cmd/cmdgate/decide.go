@@ -131,7 +131,7 @@ func (m *Main) runDecide(ctx context.Context, args []string) int {
 		return m.decideBatch(ctx, engine, df, opts)
 	}
 	var doc *parse.Document
-	if df.script != "" {
+	if setFlags["c"] {
 		doc = parse.Script(df.script, opts)
 	} else {
 		doc = parse.Argv(operands, opts)

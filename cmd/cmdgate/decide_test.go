@@ -118,3 +118,26 @@ func TestDecodeConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideEmptyScript: `decide -c` with an empty (or blank) script decides that script
+// (denied: it has no command to run), as the gateway refuses an empty command; it is not
+// taken for an empty argv.
+func TestDecideEmptyScript(t *testing.T) {
+	t.Parallel()
+	for _, script := range []string{"", "   "} {
+		code, stdout, stderr := runCLI(t, "", "decide", "--workspace", t.TempDir(), "-c", script)
+		var out struct {
+			Decision string `json:"decision"`
+			Reasons  []struct {
+				Rule    string `json:"rule"`
+				Message string `json:"message"`
+			} `json:"reasons"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("decide -c %q: %v; stdout %q, stderr %q", script, err, stdout, stderr)
+		}
+		if code != 0 || out.Decision != "deny" || len(out.Reasons) != 1 || out.Reasons[0].Rule != "input.empty" {
+			t.Errorf("decide -c %q = exit %d, %+v; want 0 (a decision was printed), deny by input.empty (the script has no command)", script, code, out)
+		}
+	}
+}
