@@ -173,16 +173,20 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		e.release(s)
 		return nil, executor.Internal(what, err)
 	}
+	// failStep is fail for a step that acts on the init: where the error shows the init
+	// gone (no such process, a broken pipe), the failure is why it went.
+	failStep := func(what string, err error) (*sandbox, error) {
+		if errors.Is(err, unix.ESRCH) || errors.Is(err, syscall.EPIPE) {
+			return fail("build the sandbox", e.lastWords(s))
+		}
+		return fail(what, err)
+	}
 	// Born in the group or not (no way to be born there on this host, a kernel without
 	// clone3's CLONE_INTO_CGROUP, or a spawner of an earlier version), the init is in it
 	// before it gets its layout.
 	if s.cg != nil && !s.cg.Holds(s.pid) {
 		if err := s.cg.Add(s.pid); err != nil {
-			if errors.Is(err, unix.ESRCH) {
-				// The init is gone already: what it reported, if anything, says why.
-				return fail("build the sandbox", e.lastWords(s))
-			}
-			return fail("move the sandbox into its cgroup", err)
+			return failStep("move the sandbox into its cgroup", err)
 		}
 	}
 	layout := wire.Config{
@@ -211,20 +215,14 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	if err == nil {
 		_, err = cfgW.Write(b)
 	}
-	if errors.Is(err, syscall.EPIPE) {
-		return fail("build the sandbox", e.lastWords(s)) // the init is gone
-	}
 	if err != nil {
-		return fail("send the sandbox its layout", err)
+		return failStep("send the sandbox its layout", err)
 	}
 	if cmd != nil {
 		_, err = cfgW.Write(cmd)
 		cfgW.Close()
-		if errors.Is(err, syscall.EPIPE) {
-			return fail("build the sandbox", e.lastWords(s))
-		}
 		if err != nil {
-			return fail("send the sandbox its command", err)
+			return failStep("send the sandbox its command", err)
 		}
 	}
 	select {
