@@ -71,7 +71,7 @@ func BenchmarkDecide(b *testing.B) {
 // the machine as times do (a change to the rules can be judged by it on a noisy host).
 func evalCount(b *testing.B, e *Engine, doc *parse.Document) int {
 	p := profiler.New()
-	rs, err := e.state.Load().query.Eval(b.Context(), rego.EvalParsedInput(InputValue(doc)), rego.EvalQueryTracer(p))
+	rs, err := e.state.Load().query.Eval(b.Context(), rego.EvalParsedInput(e.state.Load().routes.input(doc)), rego.EvalQueryTracer(p))
 	if err != nil || len(rs) == 0 {
 		b.Fatalf("profiled decision: %v", err)
 	}

@@ -57,7 +57,8 @@ type state struct {
 	effective Allowlist
 	cache     *decisionCache // nil when off
 	cacheSize int
-	cacheWhy  string // why the cache is off for this bundle, "" when it is on or not asked for
+	cacheWhy  string  // why the cache is off for this bundle, "" when it is on or not asked for
+	routes    *routes // the bundle's routing of commands to its checks; nil: none
 	store     storage.Store
 	// gen counts the changes of the grants: a decision evaluated across a change is
 	// not cached.
@@ -159,6 +160,10 @@ func load(ctx context.Context, o options, grants map[string]any) (*state, error)
 			return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
 		}
 	}
+	rt, err := routesOf(data)
+	if err != nil {
+		return nil, fmt.Errorf("policy bundle %s: %w", b.source, err)
+	}
 	store := newStore(data)
 	pq, err := rego.New(
 		rego.Query(decisionQuery),
@@ -175,6 +180,7 @@ func load(ctx context.Context, o options, grants map[string]any) (*state, error)
 		source:   b.source,
 		files:    b.files,
 		config:   o.config.Effective(),
+		routes:   rt,
 	}
 	if eff != nil {
 		s.effective = allowlistFrom(eff)
@@ -334,11 +340,11 @@ func (e *Engine) Snapshot() Snapshot {
 func (e *Engine) Decide(ctx context.Context, doc *parse.Document) (Decision, error) {
 	s := e.state.Load()
 	if s.cache == nil || doc == nil {
-		return e.decideIn(ctx, s, InputValue(doc))
+		return e.decideIn(ctx, s, s.routes.input(doc))
 	}
 	k, err := cacheKey(doc)
 	if err != nil {
-		return e.decideIn(ctx, s, InputValue(doc))
+		return e.decideIn(ctx, s, s.routes.input(doc))
 	}
 	return e.decideCached(ctx, s, doc, k)
 }
@@ -352,7 +358,7 @@ func (e *Engine) Decide(ctx context.Context, doc *parse.Document) (Decision, err
 func (e *Engine) DecideKeyed(ctx context.Context, doc *parse.Document, key [sha256.Size]byte) (Decision, error) {
 	s := e.state.Load()
 	if s.cache == nil || doc == nil {
-		return e.decideIn(ctx, s, InputValue(doc))
+		return e.decideIn(ctx, s, s.routes.input(doc))
 	}
 	return e.decideCached(ctx, s, doc, key)
 }
@@ -362,7 +368,7 @@ func (e *Engine) decideCached(ctx context.Context, s *state, doc *parse.Document
 		return d, nil
 	}
 	gen := s.gen.Load()
-	d, err := e.decideIn(ctx, s, InputValue(doc))
+	d, err := e.decideIn(ctx, s, s.routes.input(doc))
 	if err == nil && s.gen.Load() == gen {
 		s.cache.add(k, d)
 	}

@@ -8,8 +8,19 @@ package cmdgate
 
 import data.cmdgate.checks
 import data.cmdgate.granted
+import data.cmdgate.lib
 
-findings := checks.findings
+# The rules read the index (data.cmdgate.index, lib/profiles.rego) and the routing of
+# the request's commands to their checks (input.routed, checks/commands.rego) directly:
+# the engine stores the one when it loads the bundle and adds the other to every
+# input. Evaluated without them (opa eval on the bundle's files, a hand-written
+# input), the findings are computed with them.
+findings := checks.findings if {
+	is_object(data.cmdgate.index)
+	is_object(input.routed)
+} else := fs if {
+	fs := checks.findings with data.cmdgate.index as lib.index with input.routed as lib.computed_routed
+}
 
 # uncovered_ask: an ask finding no live grant covers (granted/granted.rego).
 uncovered_ask if {
@@ -82,7 +93,7 @@ effect_order(e) := 0 if e != "ask"
 # (Without findings, the common case, or with network findings only, the decision is
 # known at once.)
 decision := {"action": "allow", "reasons": [], "sandbox": {"network": false}} if {
-	count(checks.findings) == 0
+	count(findings) == 0
 } else := {"action": "allow", "reasons": [], "sandbox": {"network": network}} if {
 	count({f | some f in findings; f.effect == "network"}) == count(findings)
 } else := {

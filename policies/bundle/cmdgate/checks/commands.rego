@@ -1,27 +1,36 @@
-# The per-command rules run from here, in four passes over the commands, each
-# selecting the commands it applies to with one lookup:
+# The per-command rules: each kind of check (below) is a rule over the commands routed
+# to it, input.routed.KIND: the indices of the commands whose tool can meet it, by
+# their path and whether they are contained (lib.routes; the engine looks each
+# command's route up once and adds the result to the input, decision.rego computes it
+# for an input without it). Each keeps its own conditions. A kind no command is routed
+# to costs one evaluation, and a command of an allowed tool without any check of its
+# own none; a command run by a path, with a run-time or unknown name, or without
+# "contained" meets every kind (lib.check_kinds). A new kind is a name in
+# lib.check_kinds, its route_has rule and its rule here. The kinds:
 #
-#   1. commands.rego (below): every command but the contained commands of tools allowed
-#      by their bare name meets the name, environment, operand, redirect and program
-#      file rules (names.rego, odd.rego, env.rego, operands.rego, redirects.rego,
-#      code.rego). `contained`
-#      (added by the engine, see policies.Contained) says the command has no
-#      environment assignments, no run-time words and names only static paths inside
-#      the workspace and outside .git: for an allowed tool those rules could find
-#      nothing, and a contained command of another name only meets the name rules. A
-#      document without the field (hand-written, raw JSON) has every command checked.
-#   2. tools.rego: commands of tools with check() rules meet them.
-#   3. profiles.rego: commands whose profile is special (output options, in-place
-#      rewrites, programs the policy cannot see) meet those rules.
-#   4. network (below): commands that may need the network add a "network" finding.
+#   names (below): every command but the contained commands of tools allowed by their
+#      bare name meets the name, environment, operand, redirect and program file rules
+#      (names.rego, odd.rego, env.rego, operands.rego, redirects.rego, code.rego).
+#      `contained` (added by the engine, see policies.Contained) says the command has
+#      no environment assignments, no run-time words and names only static paths
+#      inside the workspace and outside .git: for an allowed tool those rules could
+#      find nothing, and a contained command of another name only meets the name
+#      rules. A document without the field (hand-written, raw JSON) has every command
+#      checked.
+#   network (below): commands that may need the network add a "network" finding.
+#   checked (tools.rego): commands of tools with check() rules meet them.
+#   special (profiles.rego): commands whose profile is special (output options,
+#      in-place rewrites, programs the policy cannot see) meet those rules.
+#   exec_options, exec_options_path, dynamic_options, git_config (options.rego),
+#   publishing (publish.rego), search (search.rego), wildcard (wildcards.rego).
 package cmdgate.checks
 
 import data.cmdgate.lib
 
 findings contains f if {
-	allowed := lib.index.allowed
-	some c in input.commands
-	not allowed[c.path] == c.contained
+	some i in input.routed.names
+	c := input.commands[i]
+	not data.cmdgate.index.allowed[c.path] == c.contained
 	not allowed_by_subcommand(c)
 	some f in command_findings(c)
 }
@@ -29,7 +38,7 @@ findings contains f if {
 # allowed_by_subcommand: a contained command allowed by its first word (git status).
 # (A function, so that a missing argv[1] makes it false rather than the whole rule
 # undefined.)
-allowed_by_subcommand(c) if lib.index.allowed_subcommands[c.path][c.argv[1]] == c.contained
+allowed_by_subcommand(c) if data.cmdgate.index.allowed_subcommands[c.path][c.argv[1]] == c.contained
 
 command_findings(c) := name_findings(c) if {
 	c.contained == true
@@ -66,12 +75,12 @@ path_like(v) if regex.match(`^(/|~|\.\.|\$)`, v)
 # "-m pip" means python -m pip install) adds a finding with effect "network". It is
 # not a reason: the decision's sandbox.network is true when the request is not denied
 # and has one. (Commands run by a path or a versioned name get theirs from odd.rego.)
-# One pass, one lookup per command (lib.index.network); only the commands of tools
-# that may need the network call network_need.
+# Only the commands of tools that may need the network (data.cmdgate.index.network) are routed
+# here.
 findings contains network_finding(c) if {
-	needing := lib.index.network
-	some c in input.commands
-	n := needing[c.path]
+	some i in input.routed.network
+	c := input.commands[i]
+	n := data.cmdgate.index.network[c.path]
 	network_need(c, n)
 }
 

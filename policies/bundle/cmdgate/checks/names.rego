@@ -19,7 +19,7 @@ import data.cmdgate.lib
 # without a profile meet every rule of checks/odd.rego. A call of a function the
 # script defined (function_call) meets no name rule.
 name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.lists.forbidden)} if {
-	lib.index.unlisted[c.path] == true
+	data.cmdgate.index.unlisted[c.path] == true
 	not function_call(c)
 } else := odd_findings(c, lib.profile_for(c)) if {
 	object.get(lib.index.profiles, c.path, false) == false

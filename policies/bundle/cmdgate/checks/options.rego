@@ -14,10 +14,11 @@ package cmdgate.checks
 import data.cmdgate.lib
 import data.cmdgate.tools
 
+# (Per-command checks, routed by checks/commands.rego.)
 findings contains f if {
-	tools_by_name := lib.index.exec_options
-	some c in input.commands
-	t := tools_by_name[c.path]
+	some i in input.routed.exec_options
+	c := input.commands[i]
+	t := data.cmdgate.index.exec_options[c.path]
 	some o in c.options
 	t.names[o.name]
 	some f in tools.exec_option_findings(t.key, c)
@@ -25,32 +26,33 @@ findings contains f if {
 
 # Commands run by a path (/usr/bin/tar): the tool of their profile.
 findings contains f if {
-	tools_by_name := lib.index.exec_options
-	some c in input.commands
+	some i in input.routed.exec_options_path
+	c := input.commands[i]
 	contains(c.path, "/")
 	count(c.options) > 0
-	k := lib.profile_for(c).key
-	t := tools_by_name[k]
+	key := lib.profile_for(c).key
+	t := data.cmdgate.index.exec_options[key]
 	some o in c.options
 	t.names[o.name]
-	some f in tools.exec_option_findings(k, c)
+	some f in tools.exec_option_findings(key, c)
 }
 
 # An option word whose letters are only known at run time, of such a tool.
 findings contains f if {
-	tools_by_name := lib.index.exec_options
-	some c in input.commands
+	some i in input.routed.dynamic_options
+	c := input.commands[i]
 	c.dynamic == true
 	some o in c.options
 	o.dynamic == true
 	lib.dynamic_text(o.name)
-	k := lib.profile_for(c).key
-	tools_by_name[k]
-	some f in tools.exec_option_findings(k, c)
+	key := lib.profile_for(c).key
+	data.cmdgate.index.exec_options[key]
+	some f in tools.exec_option_findings(key, c)
 }
 
 findings contains f if {
-	some c in input.commands
+	some i in input.routed.git_config
+	c := input.commands[i]
 	c.name == "git"
 	some o in c.options
 	o.name in {"-c", "--config"}

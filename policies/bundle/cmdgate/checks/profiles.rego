@@ -7,10 +7,11 @@ package cmdgate.checks
 
 import data.cmdgate.lib
 
+# (A per-command check, routed by checks/commands.rego.)
 findings contains f if {
-	special := lib.index.special
-	some c in input.commands
-	p := special[c.path]
+	some i in input.routed.special
+	c := input.commands[i]
+	p := data.cmdgate.index.special[c.path]
 	regex.match(p.trigger, concat("\n", c.argv))
 	some f in special_findings(p.special, c, p)
 }

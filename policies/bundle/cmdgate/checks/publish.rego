@@ -8,10 +8,11 @@ package cmdgate.checks
 import data.cmdgate.allowlist
 import data.cmdgate.lib
 
+# (A per-command check, routed by checks/commands.rego.)
 findings contains publish_finding(c) if {
-	firsts := lib.index.publishing
-	some c in input.commands
-	first := firsts[c.name]
+	some i in input.routed.publishing
+	c := input.commands[i]
+	first := data.cmdgate.index.publishing[c.name]
 	some w in c.argv
 	first[w] # a word that begins a publishing form: cheap, and rare
 	forms := data.cmdgate.lists.publishing[c.name]

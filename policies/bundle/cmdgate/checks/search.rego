@@ -8,9 +8,11 @@ package cmdgate.checks
 import data.cmdgate.lib
 import data.cmdgate.tools
 
+# (A per-command check, routed by checks/commands.rego.)
 findings contains f if {
-	some c in input.commands
-	c.name in {"find", "bfs", "fd", "fdfind", "locate", "plocate", "mlocate"}
+	some i in input.routed.search
+	c := input.commands[i]
+	c.name in lib.search_tools
 	some f in search_findings(c)
 }
 

@@ -1,5 +1,5 @@
 # The rules of individual tools (package cmdgate.tools): one check(key, command) per
-# tool, called only for the commands whose tool has checks (lib.index.checked), with
+# tool, called only for the commands whose tool has checks (data.cmdgate.index.checked), with
 # the command's tool key, so that a command only meets the checks of its own tool.
 package cmdgate.checks
 
@@ -7,8 +7,8 @@ import data.cmdgate.lib
 import data.cmdgate.tools
 
 findings contains f if {
-	checked := lib.index.checked
-	some c in input.commands
-	k := checked[c.path]
+	some i in input.routed.checked
+	c := input.commands[i]
+	k := data.cmdgate.index.checked[c.path]
 	some f in tools.check(k, c)
 }

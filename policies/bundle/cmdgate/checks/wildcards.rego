@@ -11,7 +11,8 @@ import data.cmdgate.lib
 # escape.wildcard_injection (deny). Only commands with a glob (parse's glob) are looked
 # at.
 findings contains f if {
-	some c in input.commands
+	some i in input.routed.wildcard
+	c := input.commands[i]
 	c.glob == true
 	spec := lib.profile_for(c).wildcard
 	spec != false

@@ -164,6 +164,8 @@ unknown_profile(n) := {
 #	          pip)
 #	network   both in one: name -> the network_words entry, or {"profile": P} for a
 #	          network_other one (checks/commands.rego looks each command up once)
+#	routes    name -> the kinds of per-command check its commands can meet (see
+#	          routes; checks/commands.rego looks each command's route up once)
 # The engine stores it at data.cmdgate.index when it loads the bundle (with
 # data.cmdgate.checked_keys, the keys it found check() rules for); `index` falls back to
 # computing it (then every name counts as checked).
@@ -171,7 +173,11 @@ index := data.cmdgate.index if {
 	is_object(data.cmdgate.index)
 } else := computed_index
 
-computed_index := {
+computed_index := object.union(ix, {"routes": routes(ix), "check_kinds": check_kinds}) if {
+	ix := index_parts
+}
+
+index_parts := {
 	"profiles": ps,
 	"unlisted": {n: true | some n, p in ps; p.allowed == false},
 	"special": {n: p | some n, p in ps; p.special != ""},
@@ -209,6 +215,76 @@ computed_index := {
 	ps := computed_profiles
 }
 
+# The kinds of per-command check: each is a rule of package cmdgate.checks over the
+# commands routed to it (input.routed.KIND; see checks/commands.rego and routes).
+check_kinds := [
+	"names", "network", "exec_options", "exec_options_path", "dynamic_options",
+	"git_config", "special", "publishing", "search", "checked", "wildcard",
+]
+
+# search_tools are the file-search tools of checks/search.rego.
+search_tools := {"find", "bfs", "fd", "fdfind", "locate", "plocate", "mlocate"}
+
+# routes: per command name, the kinds of check a command of that name can meet, for a
+# contained command and for another ({"contained": [...], "open": [...]}): a kind is
+# left out only where its own conditions cannot hold for that name (its tool is in no
+# index the check selects by, or, for "names", a contained command of a tool allowed by
+# its bare name). Names with a slash are not routed: a command run by a path, with a
+# run-time name or of a name no index knows meets every kind (check_kinds), as does a
+# command without "contained". Each check keeps its own conditions, so a route only
+# saves the evaluation of checks that would find nothing.
+routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false)} |
+	some n in route_names(ix)
+	not contains(n, "/")
+}
+
+route_names(ix) := ((({n | some n, _ in ix.profiles} | {n | some n, _ in ix.checked}) | {n | some n, _ in ix.exec_options}) | {n | some n, _ in ix.publishing}) | search_tools
+
+# computed_routed is the routing of the request's commands to the kinds of check:
+# per kind, the indices of the commands routed to it (routes). The engine adds it to
+# every input as "routed" (kinds without commands left out), and the per-command rules
+# read input.routed; decision.rego computes it for an input without it.
+computed_routed := {k: [i | some i, c in input.commands; k in command_route(c)] | some k in check_kinds}
+
+command_route(c) := index.routes[c.path].contained if {
+	c.contained == true
+} else := index.routes[c.path].open if {
+	c.contained == false
+} else := check_kinds
+
+route(ix, n, contained) := [k | some k in check_kinds; route_has(ix, n, contained, k)]
+
+# route_has: a command of name n (contained or not) can meet the checks of kind k.
+route_has(ix, n, contained, "names") if not allowed_contained(ix, n, contained)
+
+route_has(ix, n, _, "network") if ix.network[n]
+
+route_has(ix, n, _, "exec_options") if ix.exec_options[n]
+
+# (A contained command has no run-time word, but the route does not rely on the field
+# for this one: it costs a lookup for the tools with such options only.)
+route_has(ix, n, _, "dynamic_options") if not exec_free(ix, n)
+
+route_has(_, "git", _, "git_config")
+
+route_has(ix, n, _, "special") if ix.special[n]
+
+route_has(ix, n, _, "publishing") if ix.publishing[n]
+
+route_has(_, n, _, "search") if n in search_tools
+
+route_has(ix, n, _, "checked") if ix.checked[n]
+
+route_has(ix, n, _, "wildcard") if not ix.profiles[n].wildcard == false
+
+allowed_contained(ix, n, true) if ix.allowed[n] == true
+
+# exec_free: the name's profile is of a tool without exec-capable options.
+exec_free(ix, n) if {
+	p := ix.profiles[n]
+	not ix.exec_options[p.key]
+}
+
 # network_entry is a profile's entry in the network index: the first positional words
 # that need the network and the options taking a value before them, or the profile
 # itself when it needs the network otherwise.
@@ -236,7 +312,7 @@ checked_key(_) if not data.cmdgate.checked_keys
 
 # profile_for is a command's profile.
 profile_for(c) := p if {
-	p := index.profiles[c.path]
+	p := data.cmdgate.index.profiles[c.path]
 } else := profile_of(index.profiles, c)
 
 profile_of(ps, c) := p if {

@@ -1,0 +1,134 @@
+package policies
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/cmdgate/cmdgate/parse"
+)
+
+// routes is a bundle's routing of commands to its kinds of per-command check, read
+// from the index the bundle computes (data.cmdgate.index: "routes", name -> the kinds a
+// contained and an open command of that name can meet, and "check_kinds", every kind).
+// The engine adds the routing of each request to its input as "routed" (kind -> the
+// indices of the commands routed to it, kinds without commands left out), so that a
+// rule of one kind evaluates only its commands instead of testing every command; the
+// bundle computes the same value from the index when the field is absent (lib.routed).
+type routes struct {
+	kinds  []*ast.Term       // every kind, in the bundle's order
+	byName map[string]*route // names without a slash
+	all    []int             // every kind's position in kinds
+}
+
+// route is the positions in routes.kinds of the kinds a command of one name can meet.
+type route struct{ contained, open []int }
+
+var kRouted = key("routed")
+
+// routesOf reads the routing of a bundle's index (nil, no routing, when the bundle
+// computes none).
+func routesOf(data map[string]any) (*routes, error) {
+	index, _ := lookup(data, "cmdgate", "index").(map[string]any)
+	byName, ok1 := index["routes"].(map[string]any)
+	kinds, ok2 := index["check_kinds"].([]any)
+	if !ok1 || !ok2 {
+		return nil, nil
+	}
+	rt := &routes{byName: make(map[string]*route, len(byName))}
+	pos := make(map[string]int, len(kinds))
+	for i, k := range kinds {
+		s, ok := k.(string)
+		if !ok {
+			return nil, fmt.Errorf("index check_kinds[%d] is %T, not a string", i, k)
+		}
+		pos[s] = i
+		rt.kinds = append(rt.kinds, ast.StringTerm(s))
+		rt.all = append(rt.all, i)
+	}
+	positions := func(name, which string, v any) ([]int, error) {
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("index routes[%q].%s is %T, not an array", name, which, v)
+		}
+		out := make([]int, 0, len(list))
+		for _, k := range list {
+			s, _ := k.(string)
+			p, ok := pos[s]
+			if !ok {
+				return nil, fmt.Errorf("index routes[%q].%s names %v, not a kind of check_kinds", name, which, k)
+			}
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	for name, v := range byName {
+		m, _ := v.(map[string]any)
+		r := &route{}
+		var err error
+		if r.contained, err = positions(name, "contained", m["contained"]); err != nil {
+			return nil, err
+		}
+		if r.open, err = positions(name, "open", m["open"]); err != nil {
+			return nil, err
+		}
+		rt.byName[name] = r
+	}
+	return rt, nil
+}
+
+// lookup is data[p0][p1]..., nil when absent.
+func lookup(data map[string]any, p ...string) any {
+	var v any = data
+	for _, k := range p {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// kinds is the route of a command: its name's, by whether it is contained, or every
+// kind for a name the index does not route (a path, a run-time or unknown name).
+func (rt *routes) kindsOf(c *parse.Command) []int {
+	r := rt.byName[c.Path]
+	switch {
+	case r == nil:
+		return rt.all
+	case Contained(c):
+		return r.contained
+	default:
+		return r.open
+	}
+}
+
+// value is the "routed" input field of doc: kind -> the indices of its commands.
+func (rt *routes) value(doc *parse.Document) ast.Value {
+	lists := make([][]*ast.Term, len(rt.kinds))
+	for i := range doc.Commands {
+		for _, k := range rt.kindsOf(&doc.Commands[i]) {
+			lists[k] = append(lists[k], ast.InternedTerm(i))
+		}
+	}
+	items := make([][2]*ast.Term, 0, len(lists))
+	for k, l := range lists {
+		if len(l) > 0 {
+			items = append(items, [2]*ast.Term{rt.kinds[k], ast.NewTerm(ast.NewArray(l...))})
+		}
+	}
+	return ast.NewObject(items...)
+}
+
+// input is the engine's input for doc: InputValue with "routed" when the bundle routes.
+func (rt *routes) input(doc *parse.Document) ast.Value {
+	v := InputValue(doc)
+	if rt == nil || doc == nil {
+		return v
+	}
+	if o, ok := v.(ast.Object); ok {
+		o.Insert(kRouted, ast.NewTerm(rt.value(doc)))
+	}
+	return v
+}
