@@ -19,7 +19,10 @@ import (
 // Object keys are shared, prebuilt terms, and so are the values of contexts, positions
 // and features, which repeat; the terms of one document's strings are allocated
 // together. Terms are never modified by evaluation, so sharing is safe.
-func InputValue(doc *parse.Document) ast.Value {
+func InputValue(doc *parse.Document) ast.Value { return inputValue(doc, nil) }
+
+// inputValue is InputValue, with "routed" when rt is not nil (the engine's input).
+func inputValue(doc *parse.Document, rt *routes) ast.Value {
 	if doc == nil {
 		return ast.NewObject()
 	}
@@ -37,6 +40,9 @@ func InputValue(doc *parse.Document) ast.Value {
 		b.item(kError, b.errorValue(doc.Error)),
 		b.item(kSandbox, sandboxValue(doc.Sandbox)),
 		b.str(kWords, Words(doc)),
+	}
+	if rt != nil {
+		items = append(items, b.item(kRouted, rt.value(doc)))
 	}
 	if r := doc.Readonly; r != nil {
 		// Only in a read-only language request, as in its JSON (omitempty).

@@ -106,7 +106,22 @@ func (rt *routes) kindsOf(c *parse.Command) []int {
 
 // value is the "routed" input field of doc: kind -> the indices of its commands.
 func (rt *routes) value(doc *parse.Document) ast.Value {
+	counts := make([]int, len(rt.kinds))
+	total := 0
+	for i := range doc.Commands {
+		for _, k := range rt.kindsOf(&doc.Commands[i]) {
+			counts[k]++
+			total++
+		}
+	}
+	// One block holds every list: each kind's part starts where the one before ends.
+	block := make([]*ast.Term, total)
 	lists := make([][]*ast.Term, len(rt.kinds))
+	n := 0
+	for k, c := range counts {
+		lists[k] = block[n : n : n+c]
+		n += c
+	}
 	for i := range doc.Commands {
 		for _, k := range rt.kindsOf(&doc.Commands[i]) {
 			lists[k] = append(lists[k], ast.InternedTerm(i))
@@ -122,13 +137,4 @@ func (rt *routes) value(doc *parse.Document) ast.Value {
 }
 
 // input is the engine's input for doc: InputValue with "routed" when the bundle routes.
-func (rt *routes) input(doc *parse.Document) ast.Value {
-	v := InputValue(doc)
-	if rt == nil || doc == nil {
-		return v
-	}
-	if o, ok := v.(ast.Object); ok {
-		o.Insert(kRouted, ast.NewTerm(rt.value(doc)))
-	}
-	return v
-}
+func (rt *routes) input(doc *parse.Document) ast.Value { return inputValue(doc, rt) }

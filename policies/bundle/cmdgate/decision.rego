@@ -10,16 +10,20 @@ import data.cmdgate.checks
 import data.cmdgate.granted
 import data.cmdgate.lib
 
-# The rules read the index (data.cmdgate.index, lib/profiles.rego) and the routing of
-# the request's commands to their checks (input.routed, checks/commands.rego) directly:
-# the engine stores the one when it loads the bundle and adds the other to every
-# input. Evaluated without them (opa eval on the bundle's files, a hand-written
-# input), the findings are computed with them.
+# The rules read the index (data.cmdgate.index, lib/profiles.rego), the routing of the
+# request's commands to their checks (input.routed, checks/commands.rego) and the
+# request's words (input.words, lib.words) directly: the engine stores the first when
+# it loads the bundle and adds the others to every input. Evaluated without them (opa
+# eval on the bundle's files, a hand-written input), the findings are computed with
+# them.
 findings := checks.findings if {
-	is_object(data.cmdgate.index)
-	is_object(input.routed)
+	data.cmdgate.index.routes
+	input.routed
+	is_string(input.words)
 } else := fs if {
-	fs := checks.findings with data.cmdgate.index as lib.index with input.routed as lib.computed_routed
+	fs := checks.findings with data.cmdgate.index as lib.index
+		with input.routed as lib.computed_routed
+		with input.words as lib.words
 }
 
 # uncovered_ask: an ask finding no live grant covers (granted/granted.rego).

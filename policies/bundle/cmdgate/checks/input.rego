@@ -20,9 +20,9 @@ default request_plain := false
 
 request_plain if {
 	input.error == null
-	count(input.commands) > 0
+	input.commands[0] # a list with a command
 	startswith(input.request.workspace, "/")
-	count(input.assignments) == 0
+	input.assignments == []
 }
 
 # input.parse_error: the script did not parse (syntax error, too deep, NUL byte, too

@@ -18,15 +18,16 @@ findings contains lib.finding("deny", "network.unix_socket", msg, c) if {
 # holds one of unix_sockets.hints, so a request none of whose words and redirect
 # targets holds one, and that sets none of unix_sockets.env, names no socket.
 socket_request if {
-	words := lib.words
-	some h in lib.lists.unix_sockets.hints
-	contains(words, h)
+	some h in data.cmdgate.lists.unix_sockets.hints
+	contains(input.words, h)
 }
 
+# (A command with environment assignments is never contained, so the name rules' kind
+# has it: input.routed.names holds every such command.)
 socket_request if {
-	some c in input.commands
-	some k, _ in c.env
-	upper(k) in lib.lists.unix_sockets.env
+	some i in input.routed.names
+	some k, _ in input.commands[i].env
+	upper(k) in data.cmdgate.lists.unix_sockets.env
 }
 
 # socket_words are the words of c that name a Unix socket or ask for one: options such
