@@ -111,3 +111,33 @@ func TestRoutedKinds(t *testing.T) {
 		t.Errorf("kinds of check_kinds (-) and read by rules (+) differ:\n%s", diff)
 	}
 }
+
+// TestRoutesChangeNoDecision: the routes leave out only checks that find nothing. For
+// every corpus script (attacks and everyday commands), the decision with the engine's
+// routing equals the decision with every command routed to every kind (each check's
+// own conditions deciding alone).
+func TestRoutesChangeNoDecision(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t)
+	s := e.state.Load()
+	full := &routes{kinds: s.routes.kinds, all: s.routes.all} // routes no name: every command meets every kind
+	n := 0
+	for _, c := range loadCorpus(t) {
+		doc := parse.Script(c.script, corpusOptions)
+		routed, err := e.decideIn(t.Context(), s, s.routes.input(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unrouted, err := e.decideIn(t.Context(), s, full.input(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(unrouted, routed); diff != "" {
+			t.Errorf("%s:%d: %q: decision with the routes differs (-every kind +routed):\n%s", c.file, c.line, c.script, diff)
+		}
+		n++
+	}
+	if n < 100 {
+		t.Fatalf("the corpus has %d scripts", n)
+	}
+}
