@@ -9,7 +9,9 @@
 // allowlist and the name index, data.cmdgate.effective and data.cmdgate.index) and
 // prepares the query data.cmdgate.decision. Decide then evaluates it per request on a
 // parse.Document, converted to the Rego input value without a JSON round trip
-// (InputValue).
+// (InputValue), with the routing of its commands to the bundle's per-command checks
+// ("routed", looked up in the index's routes once per command: see routes.go) when the
+// bundle computes routes.
 //
 // Decisions fail closed: an evaluation error, no result, a malformed result or an
 // unknown action gives a deny whose reason says why (rules engine.error,
