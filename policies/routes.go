@@ -14,7 +14,8 @@ import (
 // The engine adds the routing of each request to its input as "routed" (kind -> the
 // indices of the commands routed to it, kinds without commands left out), so that a
 // rule of one kind evaluates only its commands instead of testing every command; the
-// bundle computes the same value from the index when the field is absent (lib.routed).
+// bundle computes the same value from the index when the field is absent
+// (lib.computed_routed).
 type routes struct {
 	kinds  []*ast.Term       // every kind, in the bundle's order
 	byName map[string]*route // names without a slash
@@ -90,7 +91,7 @@ func lookup(data map[string]any, p ...string) any {
 	return v
 }
 
-// kinds is the route of a command: its name's, by whether it is contained, or every
+// kindsOf is the route of a command: its name's, by whether it is contained, or every
 // kind for a name the index does not route (a path, a run-time or unknown name).
 func (rt *routes) kindsOf(c *parse.Command) []int {
 	r := rt.byName[c.Path]
@@ -106,10 +107,12 @@ func (rt *routes) kindsOf(c *parse.Command) []int {
 
 // value is the "routed" input field of doc: kind -> the indices of its commands.
 func (rt *routes) value(doc *parse.Document) ast.Value {
+	kinds := make([][]int, len(doc.Commands))
 	counts := make([]int, len(rt.kinds))
 	total := 0
 	for i := range doc.Commands {
-		for _, k := range rt.kindsOf(&doc.Commands[i]) {
+		kinds[i] = rt.kindsOf(&doc.Commands[i])
+		for _, k := range kinds[i] {
 			counts[k]++
 			total++
 		}
@@ -122,8 +125,8 @@ func (rt *routes) value(doc *parse.Document) ast.Value {
 		lists[k] = block[n : n : n+c]
 		n += c
 	}
-	for i := range doc.Commands {
-		for _, k := range rt.kindsOf(&doc.Commands[i]) {
+	for i, ks := range kinds {
+		for _, k := range ks {
 			lists[k] = append(lists[k], ast.InternedTerm(i))
 		}
 	}
@@ -136,5 +139,6 @@ func (rt *routes) value(doc *parse.Document) ast.Value {
 	return ast.NewObject(items...)
 }
 
-// input is the engine's input for doc: InputValue with "routed" when the bundle routes.
+// input is the engine's input for doc: InputValue with "routed" when the bundle routes
+// (rt is not nil).
 func (rt *routes) input(doc *parse.Document) ast.Value { return inputValue(doc, rt) }

@@ -75,8 +75,8 @@ path_like(v) if regex.match(`^(/|~|\.\.|\$)`, v)
 # "-m pip" means python -m pip install) adds a finding with effect "network". It is
 # not a reason: the decision's sandbox.network is true when the request is not denied
 # and has one. (Commands run by a path or a versioned name get theirs from odd.rego.)
-# Only the commands of tools that may need the network (data.cmdgate.index.network) are routed
-# here.
+# Only the commands of tools that may need the network (data.cmdgate.index.network)
+# are routed here.
 findings contains network_finding(c) if {
 	some i in input.routed.network
 	c := input.commands[i]

@@ -22,7 +22,7 @@ name_findings(c) := {f | f := name_finding(c, allowlist.effective, data.cmdgate.
 	data.cmdgate.index.unlisted[c.path] == true
 	not function_call(c)
 } else := odd_findings(c, lib.profile_for(c)) if {
-	object.get(lib.index.profiles, c.path, false) == false
+	object.get(data.cmdgate.index.profiles, c.path, false) == false
 } else := set()
 
 # name_finding decides, in order:
