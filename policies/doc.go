@@ -10,8 +10,8 @@
 // prepares the query data.cmdgate.decision. Decide then evaluates it per request on a
 // parse.Document, converted to the Rego input value without a JSON round trip
 // (InputValue), with the routing of its commands to the bundle's per-command checks
-// ("routed", looked up in the index's routes once per command: see routes.go) when the
-// bundle computes routes.
+// ("routed", each command looked up once in the bundle's routing table: see routes.go)
+// when the bundle computes one.
 //
 // Decisions fail closed: an evaluation error, no result, a malformed result or an
 // unknown action gives a deny whose reason says why (rules engine.error,

@@ -35,6 +35,7 @@ var precomputed = []struct {
 }{
 	{"data.cmdgate.allowlist.computed", []string{"cmdgate", "effective"}},
 	{"data.cmdgate.lib.computed_index", []string{"cmdgate", "index"}},
+	{"data.cmdgate.lib.computed_routes", []string{"cmdgate", "routes"}},
 }
 
 // Engine evaluates a policy bundle. It loads and compiles the bundle once, prepares the

@@ -8,13 +8,13 @@ import (
 	"github.com/cmdgate/cmdgate/parse"
 )
 
-// routes is a bundle's routing of commands to its kinds of per-command check, read
-// from the index the bundle computes (data.cmdgate.index: "routes", name -> the kinds a
-// contained and an open command of that name can meet, and "check_kinds", every kind).
-// The engine adds the routing of each request to its input as "routed" (kind -> the
+// routes is a bundle's routing of commands to its kinds of per-command check, the
+// table the bundle computes at load (data.cmdgate.routes: "names", name -> the kinds a
+// contained and an open command of that name can meet, and "kinds", every kind). The
+// engine adds the routing of each request to its input as "routed" (kind -> the
 // indices of the commands routed to it, kinds without commands left out), so that a
-// rule of one kind evaluates only its commands instead of testing every command; the
-// bundle computes the same value from the index when the field is absent
+// rule of one kind evaluates only its commands instead of testing every command; an
+// input without the field has every command routed to every kind
 // (lib.computed_routed).
 type routes struct {
 	kinds  []*ast.Term       // every kind, in the bundle's order
@@ -27,12 +27,12 @@ type route struct{ contained, open []int }
 
 var kRouted = key("routed")
 
-// routesOf reads the routing of a bundle's index (nil, no routing, when the bundle
-// computes none).
+// routesOf reads a bundle's routing table (nil, no routing, when the bundle computes
+// none).
 func routesOf(data map[string]any) (*routes, error) {
-	index, _ := lookup(data, "cmdgate", "index").(map[string]any)
-	byName, ok1 := index["routes"].(map[string]any)
-	kinds, ok2 := index["check_kinds"].([]any)
+	table, _ := lookup(data, "cmdgate", "routes").(map[string]any)
+	byName, ok1 := table["names"].(map[string]any)
+	kinds, ok2 := table["kinds"].([]any)
 	if !ok1 || !ok2 {
 		return nil, nil
 	}
@@ -41,7 +41,7 @@ func routesOf(data map[string]any) (*routes, error) {
 	for i, k := range kinds {
 		s, ok := k.(string)
 		if !ok {
-			return nil, fmt.Errorf("index check_kinds[%d] is %T, not a string", i, k)
+			return nil, fmt.Errorf("routes kinds[%d] is %T, not a string", i, k)
 		}
 		pos[s] = i
 		rt.kinds = append(rt.kinds, ast.StringTerm(s))
@@ -50,14 +50,14 @@ func routesOf(data map[string]any) (*routes, error) {
 	positions := func(name, which string, v any) ([]int, error) {
 		list, ok := v.([]any)
 		if !ok {
-			return nil, fmt.Errorf("index routes[%q].%s is %T, not an array", name, which, v)
+			return nil, fmt.Errorf("routes names[%q].%s is %T, not an array", name, which, v)
 		}
 		out := make([]int, 0, len(list))
 		for _, k := range list {
 			s, _ := k.(string)
 			p, ok := pos[s]
 			if !ok {
-				return nil, fmt.Errorf("index routes[%q].%s names %v, not a kind of check_kinds", name, which, k)
+				return nil, fmt.Errorf("routes names[%q].%s names %v, not one of the kinds", name, which, k)
 			}
 			out = append(out, p)
 		}
@@ -92,7 +92,7 @@ func lookup(data map[string]any, p ...string) any {
 }
 
 // kindsOf is the route of a command: its name's, by whether it is contained, or every
-// kind for a name the index does not route (a path, a run-time or unknown name).
+// kind for a name the table does not route (a path, a run-time or unknown name).
 func (rt *routes) kindsOf(c *parse.Command) []int {
 	r := rt.byName[c.Path]
 	switch {

@@ -14,14 +14,17 @@ import data.cmdgate.lib
 # request's commands to their checks (input.routed, checks/commands.rego) and the
 # request's words (input.words, lib.words) directly: the engine stores the first when
 # it loads the bundle and adds the others to every input. Evaluated without them (opa
-# eval on the bundle's files, a hand-written input), the findings are computed with
-# them.
+# eval on the bundle's files, a hand-written input, the bundle's tests), the findings
+# are computed with them, every command routed to every kind.
 findings := checks.findings if {
-	data.cmdgate.index.routes
+	data.cmdgate.index.profiles
 	input.routed
 	is_string(input.words)
 } else := fs if {
-	fs := checks.findings with data.cmdgate.index as lib.index
+	data.cmdgate.index.profiles
+	fs := checks.findings with input.routed as lib.computed_routed with input.words as lib.words
+} else := fs if {
+	fs := checks.findings with data.cmdgate.index as lib.computed_index
 		with input.routed as lib.computed_routed
 		with input.words as lib.words
 }

@@ -1,12 +1,12 @@
 # The per-command rules: each kind of check (below) is a rule over the commands routed
 # to it, input.routed.KIND: the indices of the commands whose tool can meet it, by
-# their path and whether they are contained (lib.routes; the engine looks each
-# command's route up once and adds the result to the input, decision.rego computes it
-# for an input without it). Each keeps its own conditions. A kind no command is routed
-# to costs one evaluation, and a command of an allowed tool without any check of its
-# own none; a command run by a path, with a run-time or unknown name, or without
-# "contained" meets every kind (lib.check_kinds). A new kind is a name in
-# lib.check_kinds, its route_has rule and its rule here. The kinds:
+# their path and whether they are contained (the engine looks each command up once in
+# the routing table, lib.computed_routes, and adds the result to the input; an input
+# without it has every command routed to every kind). Each keeps its own conditions. A
+# kind no command is routed to costs one evaluation, and a command of an allowed tool
+# without any check of its own none; a command run by a path, with a run-time or
+# unknown name, or without "contained" meets every kind (lib.check_kinds). A new kind
+# is a name in lib.check_kinds, its route_has rule and its rule here. The kinds:
 #
 #   names (below): every command but the contained commands of tools allowed by their
 #      bare name meets the name, environment, operand, redirect and program file rules

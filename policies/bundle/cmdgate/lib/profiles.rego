@@ -163,9 +163,8 @@ unknown_profile(n) := {
 #	          name -> profile for the other network needs (curl: always; python -m
 #	          pip)
 #	network   both in one: name -> the network_words entry, or {"profile": P} for a
-#	          network_other one (checks/commands.rego looks each command up once)
-#	routes    name -> the kinds of per-command check its commands can meet (see
-#	          routes; checks/commands.rego looks each command's route up once)
+#	          network_other one (checks/commands.rego looks up each command routed
+#	          to the network kind)
 # The engine stores it at data.cmdgate.index when it loads the bundle (with
 # data.cmdgate.checked_keys, the keys it found check() rules for); `index` falls back to
 # computing it (then every name counts as checked).
@@ -173,11 +172,7 @@ index := data.cmdgate.index if {
 	is_object(data.cmdgate.index)
 } else := computed_index
 
-computed_index := object.union(ix, {"routes": routes(ix), "check_kinds": check_kinds}) if {
-	ix := index_parts
-}
-
-index_parts := {
+computed_index := {
 	"profiles": ps,
 	"unlisted": {n: true | some n, p in ps; p.allowed == false},
 	"special": {n: p | some n, p in ps; p.special != ""},
@@ -225,14 +220,19 @@ check_kinds := [
 # search_tools are the file-search tools of checks/search.rego.
 search_tools := {"find", "bfs", "fd", "fdfind", "locate", "plocate", "mlocate"}
 
-# routes: per command name, the kinds of check a command of that name can meet, for a
-# contained command and for another ({"contained": [...], "open": [...]}): a kind is
-# left out only where its own conditions cannot hold for that name (its tool is in no
-# index the check selects by, or, for "names", a contained command of a tool allowed by
-# its bare name). Names with a slash are not routed: a command run by a path, with a
-# run-time name or of a name no index knows meets every kind (check_kinds), as does a
-# command without "contained". Each check keeps its own conditions, so a route only
-# saves the evaluation of checks that would find nothing.
+# computed_routes is the routing table the engine stores at data.cmdgate.routes when it
+# loads the bundle (after the index), and looks each command up in to build the input's
+# "routed" (checks/commands.rego): "names", per command name, the kinds of check a
+# command of that name can meet, for a contained command and for another
+# ({"contained": [...], "open": [...]}), and "kinds", every kind. A kind is left out only
+# where its own conditions cannot hold for that name (route_has: its tool is in no index
+# the check selects by, or, for "names", a contained command of a tool allowed by its
+# bare name). Names with a slash are not routed: a command run by a path, with a
+# run-time or unknown name, or without "contained" meets every kind. Each check keeps
+# its own conditions, so a route only saves the evaluation of checks that would find
+# nothing.
+computed_routes := {"names": routes(index), "kinds": check_kinds}
+
 routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false)} |
 	some n in route_names(ix)
 	not contains(n, "/")
@@ -240,17 +240,10 @@ routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false)}
 
 route_names(ix) := ((({n | some n, _ in ix.profiles} | {n | some n, _ in ix.checked}) | {n | some n, _ in ix.exec_options}) | {n | some n, _ in ix.publishing}) | search_tools
 
-# computed_routed is the routing of the request's commands to the kinds of check:
-# per kind, the indices of the commands routed to it (routes). The engine adds it to
-# every input as "routed" (kinds without commands left out), and the per-command rules
-# read input.routed; decision.rego computes it for an input without it.
-computed_routed := {k: [i | some i, c in input.commands; k in command_route(c)] | some k in check_kinds}
-
-command_route(c) := index.routes[c.path].contained if {
-	c.contained == true
-} else := index.routes[c.path].open if {
-	c.contained == false
-} else := check_kinds
+# computed_routed is the input's "routed" for an input without it (a hand-written one,
+# opa eval on the bundle's files, the bundle's tests): every command routed to every
+# kind, where each check's own conditions decide alone (decision.rego).
+computed_routed := {k: [i | some i, _ in input.commands] | some k in check_kinds}
 
 route(ix, n, contained) := [k | some k in check_kinds; route_has(ix, n, contained, k)]
 
