@@ -2,6 +2,9 @@ package policies
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -22,8 +25,19 @@ type routes struct {
 	all    []int             // every kind's position in kinds
 }
 
-// route is the positions in routes.kinds of the kinds a command of one name can meet.
-type route struct{ contained, open []int }
+// route is the positions in routes.kinds of the kinds a command of one name can meet,
+// and the triggers of some of them.
+type route struct {
+	contained, open []int
+	triggers        []trigger
+}
+
+// trigger is a kind whose check first matches re against a command's words joined by
+// newlines: the command meets the kind only when they match.
+type trigger struct {
+	kind int
+	re   *regexp.Regexp
+}
 
 var kRouted = key("routed")
 
@@ -73,9 +87,43 @@ func routesOf(data map[string]any) (*routes, error) {
 		if r.open, err = positions(name, "open", m["open"]); err != nil {
 			return nil, err
 		}
+		if r.triggers, err = triggersOf(name, m["triggers"], pos); err != nil {
+			return nil, err
+		}
 		rt.byName[name] = r
 	}
 	return rt, nil
+}
+
+// triggersOf reads a name's triggers (kind -> regular expression; absent, none). An
+// expression that does not compile fails the bundle's load: the check would never
+// match it either (OPA's regex.match, the same package), and a check that can never
+// apply is a policy error to report, not to route around.
+func triggersOf(name string, v any, pos map[string]int) ([]trigger, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("routes names[%q].triggers is %T, not an object", name, v)
+	}
+	var ts []trigger
+	for k, x := range m {
+		p, ok := pos[k]
+		if !ok {
+			return nil, fmt.Errorf("routes names[%q].triggers names %q, not one of the kinds", name, k)
+		}
+		expr, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("routes names[%q].triggers[%q] is %T, not a string", name, k, x)
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("routes names[%q].triggers[%q]: %w", name, k, err)
+		}
+		ts = append(ts, trigger{kind: p, re: re})
+	}
+	return ts, nil
 }
 
 // lookup is data[p0][p1]..., nil when absent.
@@ -91,18 +139,36 @@ func lookup(data map[string]any, p ...string) any {
 	return v
 }
 
-// kindsOf is the route of a command: its name's, by whether it is contained, or every
-// kind for a name the table does not route (a path, a run-time or unknown name).
+// kindsOf is the route of a command: its name's, by whether it is contained, less the
+// kinds whose trigger its words do not match, or every kind for a name the table does
+// not route (a path, a run-time or unknown name).
 func (rt *routes) kindsOf(c *parse.Command) []int {
 	r := rt.byName[c.Path]
-	switch {
-	case r == nil:
+	if r == nil {
 		return rt.all
-	case Contained(c):
-		return r.contained
-	default:
-		return r.open
 	}
+	ks := r.open
+	if Contained(c) {
+		ks = r.contained
+	}
+	if len(r.triggers) == 0 {
+		return ks
+	}
+	words := strings.Join(c.Argv, "\n")
+	var out []int
+	for _, t := range r.triggers {
+		if t.re.MatchString(words) {
+			continue
+		}
+		if out == nil {
+			out = append(make([]int, 0, len(ks)), ks...)
+		}
+		out = slices.DeleteFunc(out, func(k int) bool { return k == t.kind })
+	}
+	if out == nil {
+		return ks
+	}
+	return out
 }
 
 // value is the "routed" input field of doc: kind -> the indices of its commands.

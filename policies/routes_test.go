@@ -2,7 +2,10 @@ package policies
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,8 +16,8 @@ import (
 
 // TestRouted: the routing the engine adds to the input, on commands of each shape: a
 // contained command of an allowed tool does not meet the name rules and an open one
-// does, a tool's own kinds are there, and a command run by a path or with a run-time
-// name meets every kind.
+// does, a tool's own kinds are there, a kind with a trigger only when the words match
+// it, and a command run by a path or with a run-time name meets every kind.
 func TestRouted(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
@@ -34,7 +37,11 @@ func TestRouted(t *testing.T) {
 		{"ls /etc", []string{"names"}, []string{"exec_options_path"}},
 		{"git -c core.pager=less log", []string{"names", "git_config", "checked"}, []string{"search"}},
 		{"find . -name x.go", []string{"search"}, []string{"git_config"}},
-		{"go test ./...", []string{"checked", "network", "special"}, []string{"names", "search"}},
+		{"go test ./...", []string{"checked", "network"}, []string{"names", "search", "special"}},
+		// special's trigger (the output options of go's profile): matched, routed.
+		{"go test -coverprofile=c.out ./...", []string{"checked", "network", "special"}, []string{"names"}},
+		{"sort -o out.txt in.txt", []string{"special"}, nil},
+		{"sort in.txt", nil, []string{"special"}},
 		{"/bin/ls src", all, nil},
 		{"$CMD src", all, nil},
 		{"> out.txt", all, nil},
@@ -130,5 +137,45 @@ func TestRoutesChangeNoDecision(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("the corpus has %d scripts", n)
+	}
+}
+
+// TestRouteTriggerThatDoesNotCompile: a bundle whose routing table has a trigger that
+// is not a regular expression does not load (its check would never match it either),
+// and the error names the name and the kind.
+func TestRouteTriggerThatDoesNotCompile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	policy := `package cmdgate
+
+decision := {"action": "allow", "reasons": []}
+`
+	lib := `package cmdgate.lib
+
+computed_routes := {
+	"names": {"sort": {"contained": ["special"], "open": ["special"], "triggers": {"special": "^-(o"}}},
+	"kinds": ["special"],
+}
+`
+	for name, content := range map[string]string{"p.rego": policy, "lib.rego": lib} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := New(t.Context(), WithDir(dir))
+	if err == nil || !strings.Contains(err.Error(), `names["sort"].triggers["special"]`) {
+		t.Fatalf("New with a trigger that does not compile: %v, want an error naming it", err)
+	}
+	// The same table with a trigger that compiles loads and routes by it.
+	lib = strings.Replace(lib, `"^-(o"`, `"(?m)^-o$"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "lib.rego"), []byte(lib), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, WithDir(dir))
+	rt := e.state.Load().routes
+	for script, want := range map[string]string{"sort -o x y": `{"special": [0]}`, "sort y": `{}`} {
+		if got := rt.value(parse.Script(script, corpusOptions)).String(); got != want {
+			t.Errorf("%q: routed %s, want %s", script, got, want)
+		}
 	}
 }

@@ -17,7 +17,10 @@ import data.cmdgate.lib
 # eval on the bundle's files, a hand-written input, the bundle's tests), the findings
 # are computed with them, every command routed to every kind.
 findings := checks.findings if {
-	data.cmdgate.index.profiles
+	# Read whole, the index is kept in OPA's cache of base documents, which serves
+	# every later lookup in it (data.cmdgate.index.checked[c.path], ...); read by
+	# lookups only, each lookup would read the store and add a path to that cache.
+	is_object(data.cmdgate.index)
 	input.routed
 	is_string(input.words)
 } else := fs if {

@@ -224,18 +224,30 @@ search_tools := {"find", "bfs", "fd", "fdfind", "locate", "plocate", "mlocate"}
 # loads the bundle (after the index), and looks each command up in to build the input's
 # "routed" (checks/commands.rego): "names", per command name, the kinds of check a
 # command of that name can meet, for a contained command and for another
-# ({"contained": [...], "open": [...]}), and "kinds", every kind. A kind is left out only
-# where its own conditions cannot hold for that name (route_has: its tool is in no index
-# the check selects by, or, for "names", a contained command of a tool allowed by its
-# bare name). Names with a slash are not routed: a command run by a path, with a
-# run-time or unknown name, or without "contained" meets every kind. Each check keeps
-# its own conditions, so a route only saves the evaluation of checks that would find
-# nothing.
+# ({"contained": [...], "open": [...]}), with the kinds whose check first matches a
+# regular expression over the command's words joined by newlines, and that expression
+# ("triggers": {"special": "^-o"}; the engine routes a command to such a kind only when
+# its words match), and "kinds", every kind. A kind is left out only where its own
+# conditions cannot hold for that name (route_has: its tool is in no index the check
+# selects by, or, for "names", a contained command of a tool allowed by its bare name;
+# route_trigger: the check's first condition is that expression, read from the same
+# place). Names with a slash are not routed: a command run by a path, with a run-time or
+# unknown name, or without "contained" meets every kind. Each check keeps its own
+# conditions, so a route only saves the evaluation of checks that would find nothing.
 computed_routes := {"names": routes(index), "kinds": check_kinds}
 
-routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false)} |
+routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false), "triggers": triggers} |
 	some n in route_names(ix)
 	not contains(n, "/")
+	triggers := {k: t | some k in check_kinds; t := route_trigger(ix, n, k)}
+}
+
+# route_trigger: the regular expression over a command's words (joined by newlines)
+# that the check of kind k matches first for a command of name n (checks/profiles.rego:
+# the profile's trigger; "" matches every command, so it is no trigger).
+route_trigger(ix, n, "special") := t if {
+	t := ix.special[n].trigger
+	t != ""
 }
 
 route_names(ix) := ((({n | some n, _ in ix.profiles} | {n | some n, _ in ix.checked}) | {n | some n, _ in ix.exec_options}) | {n | some n, _ in ix.publishing}) | search_tools
