@@ -1,6 +1,7 @@
 package cmdgate.lib
 
 import data.cmdgate.allowlist
+import data.cmdgate.tools
 
 # Profiles: what the rules need to know about a command name, computed from the lists
 # and the configuration once (see index below). Every profile has every key, so the
@@ -176,7 +177,9 @@ computed_index := {
 	"profiles": ps,
 	"unlisted": {n: true | some n, p in ps; p.allowed == false},
 	"special": {n: p | some n, p in ps; p.special != ""},
-	"checked": object.union({n: p.key | some n, p in ps; checked_key(p.key)}, {k: k | some k in data.cmdgate.checked_keys}),
+	"checked": checked,
+	# check_triggers: per name in checked, its tool's trigger (tools.check_triggers).
+	"check_triggers": {n: t | some n, k in checked; t := tools.check_triggers[k]},
 	"allowed": {n: true | some n, p in ps; p.allowed == true},
 	"allowed_subcommands": {n: words |
 		some n, sub in allowlist.effective.subcommands
@@ -208,6 +211,7 @@ computed_index := {
 	},
 } if {
 	ps := computed_profiles
+	checked := object.union({n: p.key | some n, p in ps; checked_key(p.key)}, {k: k | some k in data.cmdgate.checked_keys})
 }
 
 # The kinds of per-command check: each is a rule of package cmdgate.checks over the
@@ -242,12 +246,32 @@ routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false),
 	triggers := {k: t | some k in check_kinds; t := route_trigger(ix, n, k)}
 }
 
-# route_trigger: the regular expression over a command's words (joined by newlines)
-# that the check of kind k matches first for a command of name n (checks/profiles.rego:
-# the profile's trigger; "" matches every command, so it is no trigger).
+# route_trigger: a regular expression over a command's words (joined by newlines) that
+# every command of name n the check of kind k can find something in matches, derived
+# from what that check reads.
+#	special  the profile's trigger, which checks/profiles.rego matches first ("" matches
+#	         every command, so it is no trigger)
+#	checked  the tool's trigger, which its check() matches first (tools.check_triggers)
+#	network  the second word one of the subcommands that need it, or an option (then
+#	         the subcommand is found after the options): network_need for a tool whose
+#	         need is its subcommands (its profile's network a list), when the words are
+#	         plain (no character a regular expression reads); the first word is the
+#	         name itself, which has no newline
 route_trigger(ix, n, "special") := t if {
 	t := ix.special[n].trigger
 	t != ""
+}
+
+route_trigger(ix, n, "checked") := ix.check_triggers[n]
+
+route_trigger(ix, n, "network") := sprintf(`\A[^\n]*\n(-|(%s)(\n|\z))`, [concat("|", ws)]) if {
+	e := ix.network[n]
+	not e.profile
+	ws := sort([w | some w, _ in e.words])
+	count(ws) > 0
+	every w in ws {
+		regex.match(`^[A-Za-z0-9:_-]+$`, w)
+	}
 }
 
 route_names(ix) := ((({n | some n, _ in ix.profiles} | {n | some n, _ in ix.checked}) | {n | some n, _ in ix.exec_options}) | {n | some n, _ in ix.publishing}) | search_tools

@@ -7,10 +7,15 @@ package cmdgate.tools
 import data.cmdgate.allowlist
 import data.cmdgate.lib
 
-# A regular expression over the joined words rules out most go commands first.
+# check_triggers: per tool key, a regular expression over a command's words joined by
+# newlines that every command its check() rules can find something in matches, tested
+# first by its check(); the engine routes a command of the tool to the checks only when
+# its words match (lib.route_trigger). go's rules out most go commands.
+check_triggers["go"] := `(?m)^(--?(toolexec|exec|vettool)\b|env$)|-ext(ld|ar)\b`
+
 check(k, c) := set() if {
 	k == "go"
-	regex.match(`(?m)^(--?(toolexec|exec|vettool)\b|env$)|-ext(ld|ar)\b`, concat("\n", c.argv)) == false
+	regex.match(check_triggers.go, concat("\n", c.argv)) == false
 } else := go_findings(c) if k == "go"
 
 go_findings(c) := ({lib.finding("deny", "escape.go_exec", msg, c) |

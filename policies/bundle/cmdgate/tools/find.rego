@@ -5,10 +5,13 @@ package cmdgate.tools
 
 import data.cmdgate.lib
 
-# Every rule here is about -exec/-execdir/-ok/-okdir or -delete: without them, nothing.
+# Every rule here is about -exec/-execdir/-ok/-okdir or -delete: without them, nothing
+# (its trigger, see build.rego).
+check_triggers["find"] := `(?m)^-(exec|execdir|ok|okdir|delete)$`
+
 check(k, c) := set() if {
 	k == "find"
-	regex.match(`(?m)^-(exec|execdir|ok|okdir|delete)$`, concat("\n", c.argv)) == false
+	regex.match(check_triggers.find, concat("\n", c.argv)) == false
 } else := find_findings(c) if k == "find"
 
 find_findings(c) := ((({lib.finding("deny", "escape.find_exec", msg, c) |
