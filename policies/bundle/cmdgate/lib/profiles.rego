@@ -255,8 +255,8 @@ routes(ix) := {n: {"contained": route(ix, n, true), "open": route(ix, n, false),
 #	network  the second word one of the subcommands that need it, or an option (then
 #	         the subcommand is found after the options): network_need for a tool whose
 #	         need is its subcommands (its profile's network a list), when the words are
-#	         plain (no character a regular expression reads); the first word is the
-#	         name itself, which has no newline
+#	         plain (no character a regular expression reads) and the name, the first
+#	         word, has no newline
 route_trigger(ix, n, "special") := t if {
 	t := ix.special[n].trigger
 	t != ""
@@ -267,6 +267,7 @@ route_trigger(ix, n, "checked") := ix.check_triggers[n]
 route_trigger(ix, n, "network") := sprintf(`\A[^\n]*\n(-|(%s)(\n|\z))`, [concat("|", ws)]) if {
 	e := ix.network[n]
 	not e.profile
+	not contains(n, "\n")
 	ws := sort([w | some w, _ in e.words])
 	count(ws) > 0
 	every w in ws {
