@@ -42,7 +42,7 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -count $(BENCHCOUNT) -benchmem $(PKGS) 2>&1 | $(GO) run ./internal/benchratio
 
 # Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
-FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute
+FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./policies:FuzzRoutes ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

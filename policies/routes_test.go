@@ -192,3 +192,39 @@ computed_routes := {
 		}
 	}
 }
+
+// FuzzRoutes is TestRoutesChangeNoDecision on scripts nobody wrote: the decision with
+// the engine's routing (route tables and triggers) equals the one with every command
+// routed to every kind. A route or trigger that leaves out a check which would find
+// something fails it.
+func FuzzRoutes(f *testing.F) {
+	for _, s := range []string{
+		"go test ./...", "go -C sub get example.com/m", "go test -toolexec=/tmp/x ./...", "go env -w GOFLAGS=-x",
+		"npm ci && npm run build", "npm --prefix x install", "git status --short", "git -c core.pager=less log",
+		"git fetch origin", "sort -o /etc/passwd x", "find . -name '*.o' -delete", "find . -exec sh -c 'id' \\;",
+		"cd src && ls ../..", "curl -o /tmp/x https://example.com", "tar -xf a.tar --to-command=sh", "pip install -r req.txt",
+		"mvn dependency:go-offline", "cargo install ripgrep", "sed -i 's/a/b/' /etc/hosts", "FOO=1 go build -o /usr/bin/x .",
+	} {
+		f.Add(s)
+	}
+	e, err := New(f.Context())
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := e.state.Load()
+	full := &routes{kinds: s.routes.kinds, all: s.routes.all}
+	f.Fuzz(func(t *testing.T, script string) {
+		doc := parse.Script(script, corpusOptions)
+		routed, err := e.decideIn(t.Context(), s, s.routes.input(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unrouted, err := e.decideIn(t.Context(), s, full.input(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(unrouted, routed); diff != "" {
+			t.Errorf("%q: decision with the routes differs (-every kind +routed):\n%s", script, diff)
+		}
+	})
+}
