@@ -130,20 +130,9 @@ func TestRoutedKinds(t *testing.T) {
 func TestRoutesChangeNoDecision(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t)
-	s := e.state.Load()
-	full := &routes{kinds: s.routes.kinds, all: s.routes.all} // routes no name: every command meets every kind
 	n := 0
 	for _, c := range loadCorpus(t) {
-		doc := parse.Script(c.script, corpusOptions)
-		routed, err := e.decideIn(t.Context(), s, s.routes.input(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		unrouted, err := e.decideIn(t.Context(), s, full.input(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(unrouted, routed); diff != "" {
+		if diff := routingDiff(t, e, c.script); diff != "" {
 			t.Errorf("%s:%d: %q: decision with the routes differs (-every kind +routed):\n%s", c.file, c.line, c.script, diff)
 		}
 		n++
@@ -151,6 +140,24 @@ func TestRoutesChangeNoDecision(t *testing.T) {
 	if n < 100 {
 		t.Fatalf("the corpus has %d scripts", n)
 	}
+}
+
+// routingDiff is how the decision on script with the engine's routing differs from the
+// one with every command routed to every kind ("" when they are equal).
+func routingDiff(t *testing.T, e *Engine, script string) string {
+	t.Helper()
+	s := e.state.Load()
+	full := &routes{kinds: s.routes.kinds, all: s.routes.all} // routes no name: every command meets every kind
+	doc := parse.Script(script, corpusOptions)
+	routed, err := e.decideIn(t.Context(), s, s.routes.input(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unrouted, err := e.decideIn(t.Context(), s, full.input(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmp.Diff(unrouted, routed)
 }
 
 // TestRouteTriggerThatDoesNotCompile: a bundle whose routing table has a trigger that
@@ -211,19 +218,8 @@ func FuzzRoutes(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s := e.state.Load()
-	full := &routes{kinds: s.routes.kinds, all: s.routes.all}
 	f.Fuzz(func(t *testing.T, script string) {
-		doc := parse.Script(script, corpusOptions)
-		routed, err := e.decideIn(t.Context(), s, s.routes.input(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		unrouted, err := e.decideIn(t.Context(), s, full.input(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(unrouted, routed); diff != "" {
+		if diff := routingDiff(t, e, script); diff != "" {
 			t.Errorf("%q: decision with the routes differs (-every kind +routed):\n%s", script, diff)
 		}
 	})
