@@ -52,8 +52,15 @@ func newRunner(ctx context.Context, opts Options, workspace string) (executor.Ex
 	case SandboxAuto, SandboxLinux:
 		e, st, err := newLinux(ctx, opts, workspace)
 		if err == nil {
+			var buildUS int64
+			if st.Build != nil {
+				buildUS = st.Build.TotalUS
+			}
 			opts.Logger.Info("sandbox: linux", "landlock_abi", st.Landlock, "rlimits", st.Rlimits,
-				"cgroup", st.Cgroup, "cgroup_limits", st.Limits, "pool", st.Pool)
+				"cgroup", st.Cgroup, "cgroup_limits", st.Limits, "pool", st.Pool, "probe_build_us", buildUS)
+			// /healthz says what is enforced; how long the probe took is for the log (and
+			// each build's steps for the debug log, from the backend).
+			st.Build = nil
 			status := SandboxStatus{Backend: SandboxLinux, Linux: &st}
 			for ctl, why := range st.Unavailable {
 				w := fmt.Sprintf("cgroup controller %s unavailable: %s", ctl, why)

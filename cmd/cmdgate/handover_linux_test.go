@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -161,5 +162,39 @@ func TestSandboxRunCPUs(t *testing.T) {
 		if stdout, stderr, code := runBin(t, ws, nil, bin, args...); code != 0 || stdout != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want the CPUs of this process, %q", args, code, stdout, stderr, want)
 		}
+	}
+}
+
+// TestSandboxCheck: `cmdgate sandbox check` says what the sandbox enforces here and how
+// long its build took, step by step.
+func TestSandboxCheck(t *testing.T) {
+	t.Parallel()
+	bin, ws, _ := handoverEnv(t)
+	stdout, stderr, code := runBin(t, ws, nil, bin, "sandbox", "check", "--workspace", ws)
+	if code != 0 {
+		t.Fatalf("sandbox check: exit %d\n%s", code, stderr)
+	}
+	var got struct {
+		OK       bool   `json:"ok"`
+		Type     string `json:"type"`
+		Landlock int    `json:"landlock"`
+		Build    struct {
+			TotalUS int64 `json:"total_us"`
+			Steps   []struct {
+				Step string `json:"step"`
+				US   int64  `json:"us"`
+			} `json:"steps"`
+		} `json:"build"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("sandbox check printed %q: %v", stdout, err)
+	}
+	steps := map[string]bool{}
+	for _, s := range got.Build.Steps {
+		steps[s.Step] = true
+	}
+	if !got.OK || got.Type != "sandbox.check" || got.Landlock < 3 || got.Build.TotalUS <= 0 ||
+		!steps["start"] || !steps["root"] || !steps["landlock"] || !steps["seccomp"] {
+		t.Errorf("sandbox check = %s, want ok, Landlock 3 or later, and the build's total and steps (start, root, landlock, seccomp among them)", stdout)
 	}
 }

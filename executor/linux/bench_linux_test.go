@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,6 +57,7 @@ func BenchmarkSandbox(b *testing.B) {
 	b.Run("linux_cold", func(b *testing.B) {
 		e, ws := newExecutor(b, linux.Options{Pool: -1})
 		sp := spec(ws)
+		defer reportBuildSteps(b, e)()
 		defer testenv.MachineCPU(b)()
 		for b.Loop() {
 			run(b, e, sp)
@@ -117,6 +119,39 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 		}
 	})
+}
+
+// reportBuildSteps has the benchmark report, when its returned func is called, how long
+// each step of e's sandbox builds took on average (build_STEP-µs/op, and build_total),
+// the builds' own timing (linux.BuildTiming): where a cold start goes on this host.
+func reportBuildSteps(b *testing.B, e *linux.Executor) (report func()) {
+	var mu sync.Mutex
+	sum := map[string]int64{}
+	var order []string
+	builds := 0
+	e.OnBuild(func(t linux.BuildTiming) {
+		mu.Lock()
+		defer mu.Unlock()
+		builds++
+		sum["total"] += t.TotalUS
+		for _, st := range t.Steps {
+			if _, ok := sum[st.Step]; !ok {
+				order = append(order, st.Step)
+			}
+			sum[st.Step] += st.US
+		}
+	})
+	return func() {
+		e.OnBuild(nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if builds == 0 {
+			return
+		}
+		for _, name := range append(order, "total") {
+			b.ReportMetric(float64(sum[name])/float64(builds), "build_"+name+"-µs/op")
+		}
+	}
 }
 
 // waitPoolFull waits, bounded, until e has its sandboxes built ahead and the inits of

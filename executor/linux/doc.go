@@ -103,6 +103,13 @@
 // not probed (cmdgate sandbox run, one command) starts its init itself, from one CPU
 // too when the caller keeps to one (KeepToOneCPU, Options.InitCPUs).
 //
+// Every build is timed step by step (BuildTiming: the cgroup, the init's start, each step
+// of the init's build, on one monotonic clock for both processes): Probe's Status holds
+// the probe's, the debug log each build's. On a 2-core VM with cgroup v1 a cold build
+// takes about 3.6 ms, of which the init's start (the clone into the namespaces, the exec,
+// the Go runtime) is 2 ms, the mounts 0.5 ms, and the privileges, Landlock and seccomp
+// 0.15 ms each.
+//
 // # Availability
 //
 // New checks the options; Probe builds one complete sandbox and runs nothing in it: where

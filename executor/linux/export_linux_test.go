@@ -66,3 +66,13 @@ func (sp *spawner) request(files []*os.File) error {
 // InlineBuilds is how many sandboxes without network were built for a command rather
 // than ahead.
 func (e *Executor) InlineBuilds() int64 { return e.inline.Load() }
+
+// OnBuild has f called with the timing of every sandbox e builds from now on (from
+// the goroutine that built it); nil stops it.
+func (e *Executor) OnBuild(f func(BuildTiming)) {
+	if f == nil {
+		e.onBuild.Store(nil)
+		return
+	}
+	e.onBuild.Store(&f)
+}

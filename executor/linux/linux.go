@@ -54,8 +54,9 @@ type Executor struct {
 	ahead     atomic.Int32   // fillers at work on a sandbox ahead: see fill
 	waiting   atomic.Int32   // Runs waiting for one: see awaitAhead
 	aheadMu   sync.Mutex
-	aheadDown chan struct{} // closed (and replaced) when a filler stops working ahead
-	inline    atomic.Int64  // sandboxes built for a command without network
+	aheadDown chan struct{}                     // closed (and replaced) when a filler stops working ahead
+	inline    atomic.Int64                      // sandboxes built for a command without network
+	onBuild   atomic.Pointer[func(BuildTiming)] // called after each sandbox built, when set (the benchmarks)
 
 	spawn atomic.Bool // start the inits through a spawner: set by Probe
 	spMu  sync.Mutex
@@ -392,6 +393,7 @@ func (e *Executor) Probe(ctx context.Context) (Status, error) {
 	e.spawn.Store(true)
 	type probed struct {
 		landlock int
+		timing   BuildTiming
 		err      error
 	}
 	ch := make(chan probed, 1)
@@ -405,14 +407,14 @@ func (e *Executor) Probe(ctx context.Context) (Status, error) {
 		}
 		e.discard(s)
 		<-s.exited
-		ch <- probed{landlock: s.landlock}
+		ch <- probed{landlock: s.landlock, timing: s.timing}
 	}()
 	select {
 	case p := <-ch:
 		if p.err != nil {
 			return st, fmt.Errorf("sandbox probe: %w", p.err)
 		}
-		st.Landlock = p.landlock
+		st.Landlock, st.Build = p.landlock, &p.timing
 	case <-ctx.Done():
 		return st, fmt.Errorf("sandbox probe: %w", context.Cause(ctx))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
@@ -34,6 +35,7 @@ type sandbox struct {
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
 	exited   chan struct{}    // closed once the init has exited (then exitCode says how)
 	landlock int              // the ABI the init reported
+	timing   BuildTiming      // how long the build took, step by step
 	uplink   *uplink          // the network, when the decision granted it
 }
 
@@ -104,6 +106,7 @@ func (s *sandbox) exitCode() int {
 // OS thread for as long as the init lives: the parent-death signal that ties the init to
 // the gateway fires when the thread that started it exits.
 func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
+	begin := wire.Now()
 	streams, err := executor.NewStreams(true)
 	if err != nil {
 		return nil, executor.Internal("create pipes", err)
@@ -125,6 +128,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	// The init is born in the command's cgroup where it can be (cgroup.Group.Birth),
 	// else moved in once started (below).
 	var birth cgroup.Birth
+	spawnAt := wire.Now()
 	if e.cgroups.Version() != 0 && !e.limits.zero() {
 		s.cg, err = e.takeCgroup()
 		if err != nil {
@@ -132,6 +136,9 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		} else {
 			birth = s.cg.Birth()
 		}
+		now := wire.Now()
+		s.timing.Steps = append(s.timing.Steps, BuildStep{Step: "cgroup", US: (now - spawnAt) / 1000})
+		spawnAt = now
 	}
 	var sp *spawner
 	if err == nil {
@@ -230,6 +237,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		switch {
 		case ok && r.Event == wire.EventReady:
 			s.landlock = r.Landlock
+			e.timed(s, begin, spawnAt, r)
 			return s, nil
 		case ok && r.Event == wire.EventError:
 			return fail("build the sandbox", errors.New(r.Message))
@@ -237,6 +245,26 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		return fail("build the sandbox", e.withoutReport())
 	case <-time.After(buildTimeout):
 		return fail("build the sandbox", fmt.Errorf("the init %s was not ready within %v", e.helper, buildTimeout))
+	}
+}
+
+// timed completes the timing of s, built from begin, its init started at spawnAt and
+// ready with r: the init's steps follow the executor's. A start the init's clock does
+// not place after spawnAt is left out rather than made up.
+func (e *Executor) timed(s *sandbox, begin, spawnAt int64, r wire.Report) {
+	t := &s.timing
+	if r.Started >= spawnAt {
+		t.Steps = append(t.Steps, BuildStep{Step: "start", US: (r.Started - spawnAt) / 1000})
+	}
+	for _, st := range r.Steps {
+		t.Steps = append(t.Steps, BuildStep{Step: st.Name, US: st.NS / 1000})
+	}
+	t.TotalUS = (wire.Now() - begin) / 1000
+	if f := e.onBuild.Load(); f != nil {
+		(*f)(*t)
+	}
+	if e.log.Enabled(context.Background(), slog.LevelDebug) {
+		e.log.Debug("sandbox: built", "total_us", t.TotalUS, "steps", t.Steps)
 	}
 }
 

@@ -22,4 +22,39 @@ type Status struct {
 	// Pool is how many sandboxes wait in the pool when it is full: Options.Pool after
 	// its default, 0 for none. Its builders hold up to two more.
 	Pool int `json:"pool"`
+	// Build is how long the probe's sandbox took to build, step by step (after Probe):
+	// where a sandbox's start goes on this host.
+	Build *BuildTiming `json:"build,omitempty"`
+}
+
+// BuildTiming is how long one sandbox took to build, from the executor's first step to
+// the init's report that it is ready, and each step of it in order, in microseconds.
+// The steps, each starting where the one before ended:
+//
+//	cgroup      the command's cgroup made, or taken from those made ahead (none without cgroups)
+//	start       the init started: the clone into its namespaces (born in its cgroup
+//	            where the kernel allows), the exec and the Go runtime's start, up to the
+//	            init's own code
+//	layout      the init moved into its cgroup where it was not born there, the uplink
+//	            attached for a command granted the network, and the layout sent and read
+//	namespaces  the cgroup namespace, the host name, the loopback (and, granted the
+//	            network, the routes that close off the host's addresses)
+//	root        the new root: the binds, /tmp, /proc, /dev, the pivot, the host's root detached
+//	privileges  capabilities, securebits, no_new_privs, not dumpable
+//	landlock    the Landlock ruleset built and enforced on every thread
+//	seccomp     the seccomp filter built and installed on every thread
+//	signals     waiting for the stop signals to be caught (set up beside the steps above)
+//	home        HOME created
+//
+// TotalUS also holds what no step covers: the pipes made before, the ready report's way
+// back after.
+type BuildTiming struct {
+	TotalUS int64       `json:"total_us"`
+	Steps   []BuildStep `json:"steps"`
+}
+
+// BuildStep is one step of a BuildTiming.
+type BuildStep struct {
+	Step string `json:"step"`
+	US   int64  `json:"us"`
 }

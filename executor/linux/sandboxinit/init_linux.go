@@ -26,7 +26,29 @@ import (
 // The init's namespace and mount calls act on the calling thread (unshare of the cgroup
 // namespace) or must come from the thread that forks the command: the main goroutine
 // keeps the main thread from the start.
-func init() { runtime.LockOSThread() }
+func init() {
+	started = wire.Now()
+	runtime.LockOSThread()
+}
+
+// started is when the init's own code began (wire.Now), once the Go runtime had
+// started: the ready report says so, and the executor counts the start from there.
+var started int64
+
+// stepTimer records how long each step of the build takes, for the ready report: the
+// measure of where a sandbox's start goes on a host (`cmdgate sandbox check`, the
+// benchmarks).
+type stepTimer struct {
+	last  int64
+	steps []wire.Step
+}
+
+// done ends the step name, which began when the previous one ended.
+func (t *stepTimer) done(name string) {
+	now := wire.Now()
+	t.steps = append(t.steps, wire.Step{Name: name, NS: now - t.last})
+	t.last = now
+}
 
 // Main is the whole init: it never returns. Its exit status is the command's (128+N for
 // signal N), 0 when no command came, 125 when the sandbox could not be built, 127 when
@@ -81,13 +103,15 @@ func Main() {
 	}()
 	// The executor writes the config once the init is in its cgroup: reading it first
 	// keeps everything below inside the limits.
+	steps := &stepTimer{last: started}
 	dec := wire.NewDecoder(cfgFile)
 	cfg, err := dec.Config()
 	if err != nil {
 		send(errorReport(fail("read config", err)))
 		os.Exit(125)
 	}
-	abi, err := build(cfg)
+	steps.done("layout")
+	abi, err := build(cfg, steps)
 	if err != nil {
 		send(errorReport(err))
 		os.Exit(125)
@@ -95,11 +119,13 @@ func Main() {
 	// What every command needs is done before the sandbox reports ready: a sandbox
 	// built ahead then starts its command at once.
 	<-notified
+	steps.done("signals")
 	if err := makeHome(); err != nil {
 		send(errorReport(fail("create "+home, err)))
 		os.Exit(125)
 	}
-	send(wire.Report{Event: wire.EventReady, Landlock: abi})
+	steps.done("home")
+	send(wire.Report{Event: wire.EventReady, Landlock: abi, Started: started, Steps: steps.steps})
 	cmd, err := dec.Command()
 	if errors.Is(err, io.EOF) {
 		os.Exit(0)
@@ -136,10 +162,10 @@ func errorReport(err error) wire.Report {
 
 // build turns this process, pid 1 of fresh user, mount, pid, ipc, uts and network
 // namespaces, into the sandbox: the new root, the working directory, the limits, no
-// privileges, Landlock and seccomp. It returns the Landlock ABI in force. Order
-// matters: mounts need the capabilities that are dropped after them, and seccomp, which
-// refuses mount, comes last.
-func build(cfg wire.Config) (int, error) {
+// privileges, Landlock and seccomp, timing each step. It returns the Landlock ABI in
+// force. Order matters: mounts need the capabilities that are dropped after them, and
+// seccomp, which refuses mount, comes last.
+func build(cfg wire.Config, steps *stepTimer) (int, error) {
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return 0, fail("new cgroup namespace", err)
 	}
@@ -156,16 +182,20 @@ func build(cfg wire.Config) (int, error) {
 			return 0, fail("close the host's addresses to the network", err)
 		}
 	}
+	steps.done("namespaces")
 	if err := buildRoot(cfg); err != nil {
 		return 0, err
 	}
+	steps.done("root")
 	if err := dropPrivileges(); err != nil {
 		return 0, fail("drop privileges", err)
 	}
+	steps.done("privileges")
 	abi, err := restrictPaths(cfg)
 	if err != nil {
 		return 0, fail("landlock", err)
 	}
+	steps.done("landlock")
 	prog, err := seccomp.Filter()
 	if err == nil {
 		err = seccomp.Install(prog)
@@ -173,6 +203,7 @@ func build(cfg wire.Config) (int, error) {
 	if err != nil {
 		return 0, fail("seccomp", err)
 	}
+	steps.done("seccomp")
 	return abi, nil
 }
 

@@ -103,6 +103,16 @@ type Report struct {
 	Message string `json:"message,omitempty"`
 	// Landlock is the Landlock ABI version the rules were enforced with.
 	Landlock int `json:"landlock,omitempty"`
+	// Started (Now when the init's own code began, after the Go runtime's start) and
+	// Steps (how long each step of the build took, in order) come with Ready.
+	Started int64  `json:"started,omitempty"`
+	Steps   []Step `json:"steps,omitempty"`
+}
+
+// Step is one step of building a sandbox and how long it took, in nanoseconds.
+type Step struct {
+	Name string `json:"name"`
+	NS   int64  `json:"ns"`
 }
 
 // Decoder reads the init's messages from the executor: the Config, then the Command.

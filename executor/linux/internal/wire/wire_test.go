@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -50,7 +51,8 @@ func TestDecoderRefuses(t *testing.T) {
 func TestReadReports(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	for _, r := range []Report{{Event: EventReady, Landlock: 3}, {Event: EventExit, ExitCode: 2}} {
+	ready := Report{Event: EventReady, Landlock: 3, Started: 12345, Steps: []Step{{Name: "root", NS: 500}, {Name: "seccomp", NS: 70}}}
+	for _, r := range []Report{ready, {Event: EventExit, ExitCode: 2}} {
 		if err := WriteReport(&b, r); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +64,7 @@ func TestReadReports(t *testing.T) {
 	for r := range ch {
 		got = append(got, r)
 	}
-	if len(got) != 2 || got[0].Event != EventReady || got[0].Landlock != 3 || got[1].ExitCode != 2 {
-		t.Errorf("ReadReports = %+v, want ready then exit 2, and nothing of the torn line", got)
+	if len(got) != 2 || !reflect.DeepEqual(got[0], ready) || got[1].ExitCode != 2 {
+		t.Errorf("ReadReports = %+v, want %+v then exit 2, and nothing of the torn line", got, ready)
 	}
 }
