@@ -151,6 +151,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 			err = e.startInit(s, files, birth)
 		}
 	}
+	spawned := wire.Now()
 	cfgR.Close()
 	repW.Close()
 	streams.ChildStarted()
@@ -237,7 +238,7 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		switch {
 		case ok && r.Event == wire.EventReady:
 			s.landlock = r.Landlock
-			e.timed(s, begin, spawnAt, r)
+			e.timed(s, begin, spawnAt, spawned, r)
 			return s, nil
 		case ok && r.Event == wire.EventError:
 			return fail("build the sandbox", errors.New(r.Message))
@@ -248,13 +249,14 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 	}
 }
 
-// timed completes the timing of s, built from begin, its init started at spawnAt and
-// ready with r: the init's steps follow the executor's. A start the init's clock does
-// not place after spawnAt is left out rather than made up.
-func (e *Executor) timed(s *sandbox, begin, spawnAt int64, r wire.Report) {
+// timed completes the timing of s, built from begin, its init asked for at spawnAt and
+// running (exec'd) at spawned, ready with r: the init's steps follow the executor's. A
+// start the init's clock does not place after spawned is left out rather than made up.
+func (e *Executor) timed(s *sandbox, begin, spawnAt, spawned int64, r wire.Report) {
 	t := &s.timing
-	if r.Started >= spawnAt {
-		t.Steps = append(t.Steps, BuildStep{Step: "start", US: (r.Started - spawnAt) / 1000})
+	t.Steps = append(t.Steps, BuildStep{Step: "spawn", US: (spawned - spawnAt) / 1000})
+	if r.Started >= spawned {
+		t.Steps = append(t.Steps, BuildStep{Step: "start", US: (r.Started - spawned) / 1000})
 	}
 	for _, st := range r.Steps {
 		t.Steps = append(t.Steps, BuildStep{Step: st.Name, US: st.NS / 1000})

@@ -32,9 +32,11 @@ type Status struct {
 // The steps, each starting where the one before ended:
 //
 //	cgroup      the command's cgroup made, or taken from those made ahead (none without cgroups)
-//	start       the init started: the clone into its namespaces (born in its cgroup
-//	            where the kernel allows), the exec and the Go runtime's start, up to the
-//	            init's own code
+//	spawn       the init started: the clone into its namespaces (born in its cgroup
+//	            where it can be: on cgroup v1 the starting thread moves in and back
+//	            out) and the exec, until its starter (the spawner, or this process)
+//	            has it running; the probe's also starts the spawner
+//	start       the init's Go runtime and package initialisers, up to its own code
 //	layout      the init moved into its cgroup where it was not born there, the uplink
 //	            attached for a command granted the network, and the layout sent and read
 //	namespaces  the cgroup namespace, the host name, the loopback (and, granted the
