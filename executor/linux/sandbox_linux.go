@@ -266,7 +266,7 @@ func (e *Executor) timed(s *sandbox, begin, spawnAt, spawned int64, r wire.Repor
 		(*f)(*t)
 	}
 	if e.log.Enabled(context.Background(), slog.LevelDebug) {
-		e.log.Debug("sandbox: built", "total_us", t.TotalUS, "steps", t.Steps)
+		e.log.Debug("sandbox: built", "build_us", t.String())
 	}
 }
 

@@ -1,5 +1,10 @@
 package linux
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Status says which protections and limits are in force.
 type Status struct {
 	// Helper is the init program.
@@ -53,6 +58,17 @@ type Status struct {
 type BuildTiming struct {
 	TotalUS int64       `json:"total_us"`
 	Steps   []BuildStep `json:"steps"`
+}
+
+// String is the steps' microseconds in order, then the total: "cgroup=59 spawn=1500 …
+// total=3600".
+func (t BuildTiming) String() string {
+	var b strings.Builder
+	for _, st := range t.Steps {
+		fmt.Fprintf(&b, "%s=%d ", st.Step, st.US)
+	}
+	fmt.Fprintf(&b, "total=%d", t.TotalUS)
+	return b.String()
 }
 
 // BuildStep is one step of a BuildTiming.

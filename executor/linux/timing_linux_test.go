@@ -2,7 +2,9 @@ package linux_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,13 @@ func checkTiming(t *testing.T, what string, tm linux.BuildTiming, cgroup bool) {
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("%s: steps %v, want %v", what, names, want)
+	}
+	var text strings.Builder
+	for _, st := range tm.Steps {
+		fmt.Fprintf(&text, "%s=%d ", st.Step, st.US)
+	}
+	if want := fmt.Sprintf("%stotal=%d", text.String(), tm.TotalUS); tm.String() != want {
+		t.Errorf("%s: String() = %q, want %q (the debug log's)", what, tm.String(), want)
 	}
 	if tm.TotalUS <= 0 || sum > tm.TotalUS {
 		t.Errorf("%s: steps add up to %d µs of a total of %d µs", what, sum, tm.TotalUS)
