@@ -41,9 +41,10 @@ type Status struct {
 //	            where it can be: on cgroup v1 the starting thread moves in and back
 //	            out) and the exec, until its starter (the spawner, or this process)
 //	            has it running; the probe's also starts the spawner
-//	start       the init's Go runtime and package initialisers, up to its own code
-//	layout      the init moved into its cgroup where it was not born there, the uplink
-//	            attached for a command granted the network, and the layout sent and read
+//	start       the init's Go runtime and the package initialisers before the init's own
+//	layout      the rest of the init's start, the init moved into its cgroup where it was
+//	            not born there, the uplink attached for a command granted the network,
+//	            and the layout sent and read
 //	namespaces  the cgroup namespace, the host name, the loopback (and, granted the
 //	            network, the routes that close off the host's addresses)
 //	root        the new root: the binds, /tmp, /proc, /dev, the pivot, the host's root detached

@@ -31,8 +31,8 @@ func init() {
 	runtime.LockOSThread()
 }
 
-// started is when the init's own code began (wire.Now), once the Go runtime had
-// started: the ready report says so, and the executor counts the start from there.
+// started is when this package was initialised (wire.Now), once the Go runtime had
+// started: the ready report says so, and the executor counts the start up to there.
 var started int64
 
 // stepTimer records how long each step of the build takes, for the ready report: the
