@@ -250,13 +250,16 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 }
 
 // timed completes the timing of s, built from begin, its init asked for at spawnAt and
-// running (exec'd) at spawned, ready with r: the init's steps follow the executor's. A
-// start the init's clock does not place after spawned is left out rather than made up.
+// known to run (exec'd) at spawned, ready with r: the init's steps follow the
+// executor's. The init may run its own code before its starter's word that it runs has
+// reached this process (a busy machine): the spawn then ends where the init's code
+// began, and its start took no time of its own, so that the steps never overlap.
 func (e *Executor) timed(s *sandbox, begin, spawnAt, spawned int64, r wire.Report) {
 	t := &s.timing
-	t.Steps = append(t.Steps, BuildStep{Step: "spawn", US: (spawned - spawnAt) / 1000})
-	if r.Started >= spawned {
-		t.Steps = append(t.Steps, BuildStep{Step: "start", US: (r.Started - spawned) / 1000})
+	if r.Started >= spawnAt {
+		end := min(spawned, r.Started)
+		t.Steps = append(t.Steps, BuildStep{Step: "spawn", US: (end - spawnAt) / 1000},
+			BuildStep{Step: "start", US: (r.Started - end) / 1000})
 	}
 	for _, st := range r.Steps {
 		t.Steps = append(t.Steps, BuildStep{Step: st.Name, US: st.NS / 1000})
