@@ -40,8 +40,10 @@ type Status struct {
 //	spawn       the init started: the clone into its namespaces (born in its cgroup
 //	            where it can be: on cgroup v1 the starting thread moves in and back
 //	            out) and the exec, until its starter (the spawner, or this process)
-//	            has it running; the probe's also starts the spawner
-//	start       the init's Go runtime and the package initialisers before the init's own
+//	            has it running, or the init's own code began if that came first (a
+//	            busy machine); the probe's also starts the spawner
+//	start       the init's Go runtime and the package initialisers before the init's
+//	            own, from there
 //	layout      the rest of the init's start, the init moved into its cgroup where it was
 //	            not born there, the uplink attached for a command granted the network,
 //	            and the layout sent and read
