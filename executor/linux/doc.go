@@ -29,8 +29,8 @@
 // process_vm_*, bpf, keyctl, kexec, modules, perf_event_open, userfaultfd, setns, new
 // user namespaces, io_uring and more: see internal/seccomp), and only then starts the
 // command, with no descriptor but its standard streams. It stays as pid 1: it reaps,
-// passes SIGTERM on, and once the command has ended kills and reaps whatever the command
-// left behind before it reports the exit status.
+// passes the executor's stops on, and once the command has ended kills and reaps
+// whatever the command left behind before it reports the exit status.
 //
 // # Limits
 //
@@ -71,9 +71,12 @@
 //
 // # Stopping
 //
-// A timeout sends SIGTERM to the init, which passes it on to every process of the
-// sandbox; after the grace it kills the init, and the kernel kills every process of a pid
-// namespace whose init dies. The init dies with the gateway (parent-death signal, tied to
+// A timeout asks the init, by a message on its config pipe, to pass SIGTERM on to every
+// process of the sandbox (an interrupted job: SIGINT); after the grace it kills the init,
+// and the kernel kills every process of a pid namespace whose init dies. The init
+// catches no signal itself: the Go runtime's signal handling would cost every sandbox
+// three threads and 0.17 ms of its start; it ignores the stop signals sent to it
+// directly once the command runs. The init dies with the gateway (parent-death signal, tied to
 // a thread the Executor keeps, or to the spawner's, which dies with the gateway the same
 // way), so a gateway crash leaves no command running.
 //

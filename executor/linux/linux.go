@@ -312,8 +312,7 @@ func (e *Executor) run(ctx context.Context, spec executor.Spec, wc wire.Command)
 			return executor.Result{}, err
 		}
 	} else {
-		_, err = s.cfgW.Write(cmd)
-		s.cfgW.Close()
+		_, err = s.cfgW.Write(cmd) // cfgW stays open for the stops (sandbox.stop)
 	}
 	defer e.release(s)
 	if err != nil {

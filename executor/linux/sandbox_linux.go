@@ -31,7 +31,9 @@ type sandbox struct {
 	status   unix.WaitStatus // once exited, when this process started the init
 	cg       *cgroup.Group
 	streams  *executor.Streams
-	cfgW     *os.File         // the command goes here
+	cfgW     *os.File         // the layout, the command and the stops go here
+	cfgMu    sync.Mutex       // cfgW: a stop is written whole, and never after the close
+	cfgDone  bool             // cfgW is closed
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
 	exited   chan struct{}    // closed once the init has exited (then exitCode says how)
 	landlock int              // the ABI the init reported
@@ -42,10 +44,40 @@ type sandbox struct {
 var _ executor.Tree = (*sandbox)(nil)
 
 // Terminate asks the init to stop: it passes SIGTERM on to every process inside.
-func (s *sandbox) Terminate() error { return s.signal(unix.SIGTERM) }
+func (s *sandbox) Terminate() error { return s.stop(unix.SIGTERM) }
 
 // Interrupt asks the init to interrupt: it passes SIGINT on to every process inside.
-func (s *sandbox) Interrupt() error { return s.signal(unix.SIGINT) }
+func (s *sandbox) Interrupt() error { return s.stop(unix.SIGINT) }
+
+// stop sends the init a wire.Stop for sig, after its command: the init catches no
+// signal (see package sandboxinit). An init that is gone, or a sandbox released, has
+// nothing left to stop.
+func (s *sandbox) stop(sig unix.Signal) error {
+	b, err := json.Marshal(wire.Stop{Signal: int(sig)})
+	if err != nil {
+		return err
+	}
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	if s.cfgDone {
+		return nil
+	}
+	if _, err := s.cfgW.Write(append(b, '\n')); err != nil && !errors.Is(err, syscall.EPIPE) {
+		return fmt.Errorf("ask the sandbox init %d to pass %v on: %w", s.pid, sig, err)
+	}
+	return nil
+}
+
+// closeConfig closes cfgW: the init reads end of file where it waits for a command or
+// a stop.
+func (s *sandbox) closeConfig() {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	if !s.cfgDone {
+		s.cfgDone = true
+		s.cfgW.Close()
+	}
+}
 
 // Kill kills the init, and with it every process of its pid namespace: the kernel
 // kills them all when a pid namespace's init dies, and the init is reaped only once they
@@ -227,9 +259,8 @@ func (e *Executor) build(network bool, cmd []byte) (*sandbox, error) {
 		return failStep("send the sandbox its layout", err)
 	}
 	if cmd != nil {
-		_, err = cfgW.Write(cmd)
-		cfgW.Close()
-		if err != nil {
+		// cfgW stays open for the stops (sandbox.stop).
+		if _, err = cfgW.Write(cmd); err != nil {
 			return failStep("send the sandbox its command", err)
 		}
 	}
@@ -447,7 +478,7 @@ func (e *Executor) currentSpawner() (*spawner, error) {
 // be gone, reaps it and removes its cgroup. The init's own exit, which takes its
 // namespaces and mounts down, is off the command's path.
 func (e *Executor) release(s *sandbox) {
-	s.cfgW.Close()
+	s.closeConfig()
 	s.Kill()
 	s.streams.Abort()
 	e.bg.Add(1)

@@ -53,8 +53,6 @@ type Status struct {
 //	privileges  capabilities, securebits, no_new_privs, not dumpable
 //	landlock    the Landlock ruleset built and enforced on every thread
 //	seccomp     the seccomp filter built and installed on every thread
-//	signals     the stop signals caught (set going before the layout is read, it runs
-//	            when the init waits, mostly only here)
 //	home        HOME created
 //
 // TotalUS also holds what no step covers: the pipes made before, the ready report's way

@@ -15,7 +15,7 @@ import (
 )
 
 // buildSteps are the steps of a sandbox's build, in order, after the cgroup's.
-var buildSteps = []string{"spawn", "start", "layout", "namespaces", "root", "privileges", "landlock", "seccomp", "signals", "home"}
+var buildSteps = []string{"spawn", "start", "layout", "namespaces", "root", "privileges", "landlock", "seccomp", "home"}
 
 // checkTiming fails t unless tm has every step of a build, in order (the cgroup's first
 // where the sandbox has one), none negative, the spawn above zero (a clone and an exec

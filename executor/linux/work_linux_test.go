@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,6 +221,83 @@ func TestTimeoutTerminates(t *testing.T) {
 			t.Errorf("Run(%q) stdout = %q: the command never saw SIGTERM", spec.Script, res.Stdout)
 		}
 	}
+}
+
+// An interrupted run (a job killed with INT) passes SIGINT on to the command: the init
+// gets it from the executor as a stop message, not as a signal.
+func TestInterruptPassesSIGINT(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{Config: executor.Config{KillGrace: 20 * time.Second}})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		// Once the trap is set: a SIGINT before it would end the shell by its default.
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(ws, "trapped")); err == nil {
+				cancel(executor.ErrInterrupt)
+				return
+			}
+		}
+	}()
+	res, err := e.Run(ctx, executor.Spec{Script: `trap 'echo got INT; exit 5' INT; touch trapped; sleep 60 & wait`, Dir: ws, Timeout: time.Minute})
+	if !errors.Is(err, executor.ErrInterrupt) {
+		t.Errorf("Run = %v, want stopped by the interrupt", err)
+	}
+	if res.Stdout != "got INT\n" || res.ExitCode != 5 {
+		t.Errorf("stdout %q, exit %d; want the trap's \"got INT\" and its exit 5 (without SIGINT the grace's SIGKILL ends the run, 20 s later)", res.Stdout, res.ExitCode)
+	}
+}
+
+// The stop signals sent to a sandbox's init directly, by hand on the host or by the
+// command, stop nothing: the init ignores them once the command runs (the executor
+// asks it for its stops by message), and as pid 1 of its pid namespace it never sees an
+// ignored signal. The command runs to its end.
+func TestInitIgnoresStopSignals(t *testing.T) {
+	t.Parallel()
+	e, ws := newExecutor(t, linux.Options{})
+	script := nsScript + `trap 'echo got TERM' TERM; trap 'echo got INT' INT; trap 'echo got HUP' HUP
+kill -TERM 1; kill -INT 1; kill -HUP 1; kill -QUIT 1
+until [ -e signalled ]; do sleep 0.05; done
+echo done`
+	running, wait := runAsync(e, executor.Spec{Script: script, Dir: ws, Timeout: 30 * time.Second})
+	ino := sandboxNamespace(t, ws, running)
+	init := 0
+	for _, pid := range inNamespace(ino) {
+		if nsPid(pid) == 1 {
+			init = pid
+		}
+	}
+	if init == 0 {
+		t.Fatalf("no process of the pid namespace %d is its pid 1", ino)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+		if err := syscall.Kill(init, sig); err != nil {
+			t.Fatalf("kill the init %d with %v: %v", init, sig, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "signalled"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := wait()
+	if err != nil || res.ExitCode != 0 || res.Stdout != "done\n" {
+		t.Errorf("Run = %+v, %v; want exit 0 and only \"done\": the init passed a signal on or died of one", res, err)
+	}
+}
+
+// nsPid is pid's number in its own pid namespace (the last of NSpid), or 0.
+func nsPid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }
 
 // TestWorkspaceOverHome: a workspace that covers the sandbox's default HOME, /tmp/home

@@ -14,10 +14,11 @@
 // minimal /dev) and pivots into it, enters the working directory, applies the rlimits,
 // drops every capability for good (bounding and ambient sets, locked securebits,
 // no_new_privs), applies Landlock (ABI 3 at least, never weaker) and a seccomp filter,
-// and starts the command. It stays as pid 1: it reaps orphans, passes SIGTERM, SIGINT,
-// SIGHUP and SIGQUIT on to every process of the sandbox, and exits with the command's
-// status, which ends every process left in the pid namespace. It writes a wire.Report on
-// descriptor 4 before it exits.
+// and starts the command. It stays as pid 1: it reaps orphans, passes the SIGTERM or
+// SIGINT the executor asks for (a wire.Stop after the command on descriptor 3) on to
+// every process of the sandbox, ignores the stop signals sent to itself, and exits with
+// the command's status, which ends every process left in the pid namespace. It writes a
+// wire.Report on descriptor 4 before it exits.
 //
 // Run with the single argument "spawn" (wire.SpawnArg), the program is the spawner of a
 // long-running executor instead: it starts an init for each request on its socket and

@@ -66,12 +66,12 @@ func Main() {
 		var st unix.Stat_t
 		return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
 	}
-	rep := os.NewFile(wire.ReportFD, "report")
-	cfgFile := os.NewFile(wire.ConfigFD, "config")
 	if !pipe(wire.ConfigFD) || !pipe(wire.ReportFD) {
 		fmt.Fprintln(os.Stderr, "cmdgate-sandbox: started without its descriptors: it is run by cmdgate, not by hand")
 		os.Exit(125)
 	}
+	rep := os.NewFile(wire.ReportFD, "report")
+	cfgPipe := &configPipe{r: os.NewFile(wire.ConfigFD, "config")}
 	// Nothing but the standard streams reaches the command: not the two descriptors of
 	// the executor, not whatever the gateway leaked without close-on-exec (a descriptor
 	// of a host directory would walk around the new root).
@@ -90,24 +90,10 @@ func Main() {
 			os.Exit(125)
 		}
 	}
-	// Stop signals are passed on to the command by runCommand, from this thread. Catching
-	// them starts the runtime's signal goroutine and its thread (the build's "signals"
-	// step: 0.17 ms on a 2-core VM). It is set going here and waited for once the build
-	// is done; with the one CPU the init starts on it runs whenever the build waits, which
-	// is mostly after it. A second P to run it beside the build measured worse (Landlock's
-	// all-threads round then has a busy thread to signal). A signal that arrives meanwhile
-	// waits for the command. The executor signals an init only once it has sent the
-	// command: until then it stops one with SIGKILL.
-	sigs := make(chan os.Signal, 8)
-	notified := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
-		close(notified)
-	}()
 	// The executor writes the config once the init is in its cgroup: reading it first
 	// keeps everything below inside the limits.
 	steps := &stepTimer{last: started}
-	dec := wire.NewDecoder(cfgFile)
+	dec := wire.NewDecoder(cfgPipe)
 	cfg, err := dec.Config()
 	if err != nil {
 		send(errorReport(fail("read config", err)))
@@ -121,8 +107,6 @@ func Main() {
 	}
 	// What every command needs is done before the sandbox reports ready: a sandbox
 	// built ahead then starts its command at once.
-	<-notified
-	steps.done("signals")
 	if err := makeHome(); err != nil {
 		send(errorReport(fail("create "+home, err)))
 		os.Exit(125)
@@ -137,9 +121,33 @@ func Main() {
 		send(errorReport(fail("read command", err)))
 		os.Exit(125)
 	}
-	code, report := runCommand(cfg, cmd, sigs)
+	code, report := runCommand(cfg, cmd, dec, cfgPipe)
 	send(report)
 	os.Exit(code)
+}
+
+// configPipe is descriptor 3, from which the init reads the executor's messages. Up to
+// the command it is read blocking, by this thread, which wakes the moment the command
+// comes (a sandbox built ahead waits for it); poll then moves it to the runtime's
+// poller, so that waiting for the stops while the command runs holds no thread.
+type configPipe struct{ r *os.File }
+
+func (p *configPipe) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// poll makes further reads go through the runtime's poller: a non-blocking duplicate
+// of the descriptor (O_NONBLOCK is the pipe's, shared with the original, which is not
+// read again). Where it fails, reads stay as they were.
+func (p *configPipe) poll() error {
+	fd, err := unix.FcntlInt(uintptr(wire.ConfigFD), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	p.r = os.NewFile(uintptr(fd), "config")
+	return nil
 }
 
 // stepError is a failed step of building the sandbox.
@@ -594,11 +602,20 @@ func restrictPaths(cfg wire.Config) (int, error) {
 }
 
 // runCommand starts the command as this init's child and stays as pid 1, reaping every
-// orphan, and passes the termination signals Main catches on to every process. When the
-// command has ended it kills and reaps whatever the command left running, closes its
-// standard streams and reports: the executor may answer at once, while the kernel takes
-// the namespaces down with this process.
-func runCommand(cfg wire.Config, c wire.Command, sigs <-chan os.Signal) (int, wire.Report) {
+// orphan, and passes the stop signals the executor asks for (dec's Stops) on to every
+// process. When the command has ended it kills and reaps whatever the command left
+// running, closes its standard streams and reports: the executor may answer at once,
+// while the kernel takes the namespaces down with this process.
+//
+// The init catches no signal: the Go runtime's signal handling (os/signal.Notify) would
+// start its signal goroutine and three threads in every sandbox, and hold the build up
+// while they start (0.17-0.19 ms of each start measured on a 2-core VM, and every later
+// all-threads round has them to signal). The executor sends its stops as messages
+// instead, and once the command runs the init ignores the stop signals sent to it
+// directly (from the command, or by hand on the host): pid 1 of a pid namespace drops
+// an ignored signal, so they stop nothing. Before that, the runtime's default (exit)
+// would end the sandbox: the executor signals an init only with SIGKILL.
+func runCommand(cfg wire.Config, c wire.Command, dec *wire.Decoder, pipe *configPipe) (int, wire.Report) {
 	if err := unix.Chdir(c.Dir); err != nil {
 		return 125, errorReport(&stepError{code: wire.CodeNotDirectory, step: "working directory " + c.Dir, err: err})
 	}
@@ -639,6 +656,22 @@ func runCommand(cfg wire.Config, c wire.Command, sigs <-chan os.Signal) (int, wi
 		return 127, wire.Report{Event: wire.EventError, Code: code,
 			Message: fmt.Sprintf("start %s: %v", argv[0], err)}
 	}
+	// Ignored only now: an ignored signal stays ignored across exec, and the command
+	// starts with every signal at its default.
+	signal.Ignore(unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT)
+	stops := make(chan unix.Signal, 4)
+	go func() {
+		pipe.poll() // where it cannot, the blocking reads go on, on a thread of their own
+		for {
+			st, err := dec.Stop()
+			if err != nil {
+				return // end of file: the executor is done with the sandbox
+			}
+			if sig := unix.Signal(st.Signal); sig == unix.SIGTERM || sig == unix.SIGINT {
+				stops <- sig
+			}
+		}
+	}()
 	// Reaping happens on another thread; signals are passed on from this one. Landlock
 	// gives each thread of this process a domain of its own (the ruleset is applied
 	// thread by thread), and with signal scoping (ABI 6) a process may signal only
@@ -666,8 +699,8 @@ func runCommand(cfg wire.Config, c wire.Command, sigs <-chan os.Signal) (int, wi
 wait:
 	for {
 		select {
-		case s := <-sigs:
-			unix.Kill(-1, s.(unix.Signal)) // every process of the namespace but this one
+		case sig := <-stops:
+			unix.Kill(-1, sig) // every process of the namespace but this one
 		case w := <-done:
 			if w.err != nil {
 				return 125, errorReport(fail("wait for the command", w.err))

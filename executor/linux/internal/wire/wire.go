@@ -1,7 +1,8 @@
 // Package wire holds the messages between the linux executor and the sandbox init
-// (package sandboxinit): the Config, then the Command, that the executor writes on the
-// init's file descriptor 3, and the Reports the init writes back on descriptor 4, one
-// JSON object per line: Ready once the sandbox is built, then Exit or Error.
+// (package sandboxinit): the Config, then the Command, then any Stops, that the
+// executor writes on the init's file descriptor 3, and the Reports the init writes back
+// on descriptor 4, one JSON object per line: Ready once the sandbox is built, then Exit
+// or Error.
 package wire
 
 import (
@@ -72,6 +73,14 @@ type Command struct {
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
+// Stop asks the init to pass Signal, SIGTERM or SIGINT, on to every process of the
+// sandbox: the messages after the Command, for as long as it runs. End of file means no
+// more will come. The init catches no signal itself (catching one costs every sandbox
+// the runtime's signal threads), and ignores those sent to it directly.
+type Stop struct {
+	Signal int `json:"signal"`
+}
+
 // Rlimit is one resource limit: Resource is the RLIMIT_* number.
 type Rlimit struct {
 	Resource int    `json:"resource"`
@@ -115,7 +124,8 @@ type Step struct {
 	NS   int64  `json:"ns"`
 }
 
-// Decoder reads the init's messages from the executor: the Config, then the Command.
+// Decoder reads the init's messages from the executor: the Config, the Command, the
+// Stops.
 type Decoder struct{ dec *json.Decoder }
 
 // NewDecoder reads at most MaxConfig bytes from r.
@@ -145,6 +155,19 @@ func (d *Decoder) Command() (Command, error) {
 		return Command{}, fmt.Errorf("read sandbox command: %w", err)
 	}
 	return c, nil
+}
+
+// Stop decodes the next Stop; io.EOF means none will come.
+func (d *Decoder) Stop() (Stop, error) {
+	var s Stop
+	err := d.dec.Decode(&s)
+	if errors.Is(err, io.EOF) {
+		return Stop{}, io.EOF
+	}
+	if err != nil {
+		return Stop{}, fmt.Errorf("read sandbox stop: %w", err)
+	}
+	return s, nil
 }
 
 // WriteReport writes one Report as a line.

@@ -26,6 +26,40 @@ func TestDecoder(t *testing.T) {
 	}
 }
 
+// TestDecoderStops: after the Command come the Stops, as many as the executor sends,
+// then end of file; a Stop with a field it does not know is refused.
+func TestDecoderStops(t *testing.T) {
+	t.Parallel()
+	in := `{"workspace":"/w"}` + "\n" + `{"argv":["sleep","9"],"dir":"/w"}` + "\n" + `{"signal":15}` + "\n" + `{"signal":2}` + "\n"
+	d := NewDecoder(strings.NewReader(in))
+	if _, err := d.Config(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Command(); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for {
+		st, err := d.Stop()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Stop() = %v", err)
+		}
+		got = append(got, st.Signal)
+	}
+	if !reflect.DeepEqual(got, []int{15, 2}) {
+		t.Errorf("Stops = %v, want [15 2]", got)
+	}
+	d = NewDecoder(strings.NewReader(`{"workspace":"/w"}{"dir":"/w"}{"signal":15,"pid":1}`))
+	d.Config()
+	d.Command()
+	if _, err := d.Stop(); err == nil || errors.Is(err, io.EOF) {
+		t.Errorf("Stop() with an unknown field = %v, want a decoding error", err)
+	}
+}
+
 func TestDecoderRefuses(t *testing.T) {
 	t.Parallel()
 	for name, in := range map[string]string{
