@@ -256,8 +256,9 @@ func TestInitIgnoresStopSignals(t *testing.T) {
 	t.Parallel()
 	e, ws := newExecutor(t, linux.Options{})
 	script := nsScript + `trap 'echo got TERM' TERM; trap 'echo got INT' INT; trap 'echo got HUP' HUP
+until [ -e go ]; do sleep 0.02; done
 kill -TERM 1; kill -INT 1; kill -HUP 1; kill -QUIT 1
-until [ -e signalled ]; do sleep 0.05; done
+sleep 0.2
 echo done`
 	running, wait := runAsync(e, executor.Spec{Script: script, Dir: ws, Timeout: 30 * time.Second})
 	ino := sandboxNamespace(t, ws, running)
@@ -270,18 +271,54 @@ echo done`
 	if init == 0 {
 		t.Fatalf("no process of the pid namespace %d is its pid 1", ino)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+	// The init ignores them from the moment its command has started: wait for that, as
+	// its status shows, rather than race it.
+	stops := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ign := sigIgnored(init)
+		if ign&sigMask(stops...) == sigMask(stops...) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the init %d does not ignore SIGTERM, SIGINT, SIGHUP and SIGQUIT (SigIgn %#x)", init, ign)
+		}
+	}
+	for _, sig := range stops {
 		if err := syscall.Kill(init, sig); err != nil {
 			t.Fatalf("kill the init %d with %v: %v", init, sig, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(ws, "signalled"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := wait()
 	if err != nil || res.ExitCode != 0 || res.Stdout != "done\n" {
 		t.Errorf("Run = %+v, %v; want exit 0 and only \"done\": the init passed a signal on or died of one", res, err)
 	}
+}
+
+// sigIgnored is the set of signals process pid ignores (SigIgn of its status), or 0.
+func sigIgnored(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			v, _ := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
+			return v
+		}
+	}
+	return 0
+}
+
+// sigMask is the status files' bit mask of sigs.
+func sigMask(sigs ...syscall.Signal) uint64 {
+	var m uint64
+	for _, s := range sigs {
+		m |= 1 << (uint(s) - 1)
+	}
+	return m
 }
 
 // nsPid is pid's number in its own pid namespace (the last of NSpid), or 0.
