@@ -299,17 +299,8 @@ echo done`
 
 // sigIgnored is the set of signals process pid ignores (SigIgn of its status), or 0.
 func sigIgnored(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-			v, _ := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
-			return v
-		}
-	}
-	return 0
+	v, _ := strconv.ParseUint(statusField(pid, "SigIgn"), 16, 64)
+	return v
 }
 
 // sigMask is the status files' bit mask of sigs.
@@ -323,18 +314,26 @@ func sigMask(sigs ...syscall.Signal) uint64 {
 
 // nsPid is pid's number in its own pid namespace (the last of NSpid), or 0.
 func nsPid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	f := strings.Fields(statusField(pid, "NSpid"))
+	if len(f) == 0 {
 		return 0
 	}
+	n, _ := strconv.Atoi(f[len(f)-1])
+	return n
+}
+
+// statusField is the value of key in process pid's status file, or "".
+func statusField(pid int, key string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
-			f := strings.Fields(rest)
-			n, _ := strconv.Atoi(f[len(f)-1])
-			return n
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(rest)
 		}
 	}
-	return 0
+	return ""
 }
 
 // TestWorkspaceOverHome: a workspace that covers the sandbox's default HOME, /tmp/home

@@ -145,29 +145,22 @@ func (d *Decoder) Config() (Config, error) {
 }
 
 // Command decodes the Command; io.EOF means none will come.
-func (d *Decoder) Command() (Command, error) {
-	var c Command
-	err := d.dec.Decode(&c)
-	if errors.Is(err, io.EOF) {
-		return Command{}, io.EOF
-	}
-	if err != nil {
-		return Command{}, fmt.Errorf("read sandbox command: %w", err)
-	}
-	return c, nil
-}
+func (d *Decoder) Command() (Command, error) { return next[Command](d, "command") }
 
 // Stop decodes the next Stop; io.EOF means none will come.
-func (d *Decoder) Stop() (Stop, error) {
-	var s Stop
-	err := d.dec.Decode(&s)
+func (d *Decoder) Stop() (Stop, error) { return next[Stop](d, "stop") }
+
+// next decodes the next message, a T; io.EOF means none will come.
+func next[T any](d *Decoder, what string) (T, error) {
+	var v, zero T
+	err := d.dec.Decode(&v)
 	if errors.Is(err, io.EOF) {
-		return Stop{}, io.EOF
+		return zero, io.EOF
 	}
 	if err != nil {
-		return Stop{}, fmt.Errorf("read sandbox stop: %w", err)
+		return zero, fmt.Errorf("read sandbox %s: %w", what, err)
 	}
-	return s, nil
+	return v, nil
 }
 
 // WriteReport writes one Report as a line.
