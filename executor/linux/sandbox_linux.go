@@ -32,8 +32,6 @@ type sandbox struct {
 	cg       *cgroup.Group
 	streams  *executor.Streams
 	cfgW     *os.File         // the layout, the command and the stops go here
-	cfgMu    sync.Mutex       // cfgW: a stop is written whole, and never after the close
-	cfgDone  bool             // cfgW is closed
 	reports  chan wire.Report // after Ready: Exit or Error; closed at end of file
 	exited   chan struct{}    // closed once the init has exited (then exitCode says how)
 	landlock int              // the ABI the init reported
@@ -50,33 +48,19 @@ func (s *sandbox) Terminate() error { return s.stop(unix.SIGTERM) }
 func (s *sandbox) Interrupt() error { return s.stop(unix.SIGINT) }
 
 // stop sends the init a wire.Stop for sig, after its command: the init catches no
-// signal (see package sandboxinit). An init that is gone, or a sandbox released, has
-// nothing left to stop.
+// signal (see package sandboxinit). An init that is gone (a broken pipe), or a sandbox
+// released (cfgW closed), has nothing left to stop. A stop is one write smaller than
+// PIPE_BUF: never torn, and safe beside release's close.
 func (s *sandbox) stop(sig unix.Signal) error {
 	b, err := json.Marshal(wire.Stop{Signal: int(sig)})
 	if err != nil {
 		return err
 	}
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
-	if s.cfgDone {
-		return nil
-	}
-	if _, err := s.cfgW.Write(append(b, '\n')); err != nil && !errors.Is(err, syscall.EPIPE) {
+	_, err = s.cfgW.Write(append(b, '\n'))
+	if err != nil && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("ask the sandbox init %d to pass %v on: %w", s.pid, sig, err)
 	}
 	return nil
-}
-
-// closeConfig closes cfgW: the init reads end of file where it waits for a command or
-// a stop.
-func (s *sandbox) closeConfig() {
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
-	if !s.cfgDone {
-		s.cfgDone = true
-		s.cfgW.Close()
-	}
 }
 
 // Kill kills the init, and with it every process of its pid namespace: the kernel
@@ -478,7 +462,7 @@ func (e *Executor) currentSpawner() (*spawner, error) {
 // be gone, reaps it and removes its cgroup. The init's own exit, which takes its
 // namespaces and mounts down, is off the command's path.
 func (e *Executor) release(s *sandbox) {
-	s.closeConfig()
+	s.cfgW.Close()
 	s.Kill()
 	s.streams.Abort()
 	e.bg.Add(1)
