@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cmdgate/cmdgate/executor/linux/bwrappeer"
 	"github.com/cmdgate/cmdgate/internal/handover"
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // BenchmarkSandboxRun is `cmdgate sandbox run -- true` as a process (the binary's start,
 // its flags, the sandbox built and torn down, no gateway and no policy) beside "bwrap",
-// the peer: `bwrap --unshare-all --die-with-parent true` as a process, in the same run.
+// the peer: `bwrap --unshare-all --die-with-parent true` as a process, in the same run;
+// "bwrap_same" is bubblewrap doing what it can of the sandbox's work (package bwrappeer).
 // "handover" and "true" split cmdgate's own start off: cmdgate handing the run over to
 // a cmdgate-sandbox that only exits, and such a program alone. "floor" is the least a
 // run built of Go programs as cmdgate's is pays, with no sandbox in it
@@ -77,6 +79,17 @@ func BenchmarkSandboxRun(b *testing.B) {
 		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
 		for b.Loop() {
 			if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
+				b.Fatalf("bwrap: %v\n%s", err, out)
+			}
+		}
+	})
+	b.Run("bwrap_same", func(b *testing.B) {
+		peer, err := bwrappeer.New(ws)
+		if err != nil {
+			testenv.Skip(b, "bubblewrap cannot run here: %v", err)
+		}
+		for b.Loop() {
+			if out, err := peer.Run("/bin/true"); err != nil {
 				b.Fatalf("bwrap: %v\n%s", err, out)
 			}
 		}

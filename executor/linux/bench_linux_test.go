@@ -2,18 +2,15 @@ package linux_test
 
 import (
 	"context"
-	"encoding/binary"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor"
 	"github.com/cmdgate/cmdgate/executor/linux"
-	"github.com/cmdgate/cmdgate/executor/linux/internal/seccomp"
+	"github.com/cmdgate/cmdgate/executor/linux/bwrappeer"
 	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
@@ -37,8 +34,9 @@ import (
 //     once it has ended.
 //   - bwrap: bubblewrap sharing nothing either, for reference.
 //   - bwrap_same: bubblewrap doing what it can of the sandbox's own work, for reference
-//     (bwrapSame): the sandbox's binds, hidden files, /tmp, /dev/shm, /proc and /dev,
-//     no capability and the sandbox's seccomp filter. It has no Landlock and no cgroup.
+//     (package bwrappeer): the sandbox's binds, hidden files, /tmp, /dev/shm, /proc and
+//     /dev, no capability and the sandbox's seccomp filter. It has no Landlock and no
+//     cgroup.
 func BenchmarkSandbox(b *testing.B) {
 	spec := func(ws string) executor.Spec {
 		return executor.Spec{Argv: []string{"/bin/true"}, ShellMode: executor.ShellDirect, Dir: ws, Timeout: 10 * time.Second}
@@ -127,77 +125,17 @@ func BenchmarkSandbox(b *testing.B) {
 		}
 	})
 	b.Run("bwrap_same", func(b *testing.B) {
-		bwrap, err := exec.LookPath("bwrap")
+		peer, err := bwrappeer.New(b.TempDir())
 		if err != nil {
-			b.Skip("bubblewrap is not installed")
-		}
-		args, filter := bwrapSame(b, b.TempDir())
-		run := func(command ...string) ([]byte, error) {
-			f, err := os.Open(filter)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			cmd := exec.Command(bwrap, append(args, command...)...)
-			cmd.ExtraFiles = []*os.File{f} // descriptor 3: --seccomp 3
-			return cmd.CombinedOutput()
-		}
-		// The peer does the work it is credited with: the filter refuses a new user
-		// namespace (unshare exits 1; 127 would be no unshare at all).
-		if out, err := run("/bin/sh", "-c", "unshare -U true 2>/dev/null; test $? -eq 1"); err != nil {
-			b.Fatalf("bwrap_same runs without the sandbox's seccomp filter in force: %v\n%s", err, out)
+			testenv.Skip(b, "bubblewrap cannot run here: %v", err)
 		}
 		defer testenv.MachineCPU(b)()
 		for b.Loop() {
-			if out, err := run("/bin/true"); err != nil {
+			if out, err := peer.Run("/bin/true"); err != nil {
 				b.Fatalf("bwrap: %v\n%s", err, out)
 			}
 		}
 	})
-}
-
-// bwrapSame is the command line, up to the command, of a bubblewrap that does what it
-// can of a cold sandbox's work on workspace ws, and the file of the seccomp filter it loads (from
-// descriptor 3): the sandbox's read-only system directories (linux.DefaultReadOnly, those
-// the host has) with its hidden files and directories (linux.DefaultHide: /dev/null over
-// a file, an empty read-only tmpfs over a directory), the workspace read-write, a tmpfs
-// /tmp and /dev/shm, a /proc and a /dev, the host name, every namespace, no capability,
-// and the sandbox's own seccomp filter. What bubblewrap cannot do is left out: Landlock,
-// the cgroup with its limits, the rlimits, the prohibit routes.
-func bwrapSame(b *testing.B, ws string) (args []string, filter string) {
-	prog, err := seccomp.Filter()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var bpf []byte // struct sock_filter, as bubblewrap reads it
-	for _, f := range prog {
-		bpf = binary.NativeEndian.AppendUint16(bpf, f.Code)
-		bpf = append(bpf, f.Jt, f.Jf)
-		bpf = binary.NativeEndian.AppendUint32(bpf, f.K)
-	}
-	filter = filepath.Join(b.TempDir(), "filter.bpf")
-	if err := os.WriteFile(filter, bpf, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	args = []string{"--unshare-all", "--die-with-parent", "--hostname", "cmdgate", "--cap-drop", "ALL"}
-	for _, d := range linux.DefaultReadOnly {
-		if _, err := os.Stat(d); err == nil {
-			args = append(args, "--ro-bind", d, d)
-		}
-	}
-	for _, p := range linux.DefaultHide {
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-		case fi.IsDir():
-			args = append(args, "--tmpfs", p, "--remount-ro", p)
-		default:
-			args = append(args, "--ro-bind", os.DevNull, p)
-		}
-	}
-	args = append(args, "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc", "--tmpfs", "/tmp",
-		"--bind", ws, ws, "--chdir", ws, "--seccomp", "3")
-	return args, filter
 }
 
 // reportBuildSteps has the benchmark report, when its returned func is called, how long

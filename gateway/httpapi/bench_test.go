@@ -29,8 +29,9 @@ func BenchmarkDecideHTTP(b *testing.B) {
 // the answer. "process" runs it as a plain child; on Linux, "linux" runs it in the
 // sandbox back to back and "linux_paced" with a pause between requests, as an agent
 // sends them (see agentPause), beside "bwrap", the peer: `bwrap --unshare-all
-// --die-with-parent true` as a process, in the same run. Each reports the phases of its
-// requests (Server-Timing) as µs/op metrics.
+// --die-with-parent true` as a process, in the same run, and "bwrap_same", bubblewrap
+// doing what it can of the sandbox's isolation (package bwrappeer). Each reports the
+// phases of its requests (Server-Timing) as µs/op metrics.
 func BenchmarkExecHTTP(b *testing.B) {
 	body := []byte(`{"argv":["true"],"shell_mode":"direct"}`)
 	b.Run("process", func(b *testing.B) { benchPostEnv(b, newEnv(b), "/v1/exec", body) })
