@@ -83,17 +83,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			}
 		}
 	})
-	b.Run("bwrap_same", func(b *testing.B) {
-		peer, err := bwrappeer.New(ws)
-		if err != nil {
-			testenv.Skip(b, "bubblewrap cannot run here: %v", err)
-		}
-		for b.Loop() {
-			if out, err := peer.Run("/bin/true"); err != nil {
-				b.Fatalf("bwrap: %v\n%s", err, out)
-			}
-		}
-	})
+	b.Run("bwrap_same", func(b *testing.B) { bwrappeer.Benchmark(b, ws) })
 }
 
 // copyFile copies the executable src to dst.

@@ -124,18 +124,7 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 		}
 	})
-	b.Run("bwrap_same", func(b *testing.B) {
-		peer, err := bwrappeer.New(b.TempDir())
-		if err != nil {
-			testenv.Skip(b, "bubblewrap cannot run here: %v", err)
-		}
-		defer testenv.MachineCPU(b)()
-		for b.Loop() {
-			if out, err := peer.Run("/bin/true"); err != nil {
-				b.Fatalf("bwrap: %v\n%s", err, out)
-			}
-		}
-	})
+	b.Run("bwrap_same", func(b *testing.B) { bwrappeer.Benchmark(b, b.TempDir()) })
 }
 
 // reportBuildSteps has the benchmark report, when its returned func is called, how long

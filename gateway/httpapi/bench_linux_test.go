@@ -42,24 +42,8 @@ func init() {
 		struct {
 			name string
 			run  func(b *testing.B, body []byte)
-		}{"bwrap_same", func(b *testing.B, _ []byte) { benchBwrapSame(b) }},
+		}{"bwrap_same", func(b *testing.B, _ []byte) { bwrappeer.Benchmark(b, b.TempDir()) }},
 	)
-}
-
-// benchBwrapSame runs bubblewrap doing what it can of a sandbox's work (package
-// bwrappeer) back to back: beside the back-to-back "linux", the whole request against a
-// bare sandbox doing the same isolation, bar Landlock and the cgroup.
-func benchBwrapSame(b *testing.B) {
-	peer, err := bwrappeer.New(b.TempDir())
-	if err != nil {
-		testenv.Skip(b, "bubblewrap cannot run here: %v", err)
-	}
-	defer testenv.MachineCPU(b)()
-	for b.Loop() {
-		if out, err := peer.Run("/bin/true"); err != nil {
-			b.Fatalf("bwrap: %v\n%s", err, out)
-		}
-	}
 }
 
 // benchBwrap runs the peer, the same as the sandbox's own benchmark (executor/linux),

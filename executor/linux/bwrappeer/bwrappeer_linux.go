@@ -15,9 +15,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"testing"
 
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/seccomp"
+	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // Peer is bubblewrap set up for one workspace.
@@ -90,4 +92,20 @@ func (p *Peer) check() error {
 		return fmt.Errorf("bubblewrap runs without the sandbox's seccomp filter in force: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// Benchmark runs /bin/true in the peer on workspace ws b.N times, back to back, and
+// reports the machine's CPU time per run (testenv.MachineCPU): the like-for-like peer
+// of the sandbox benchmarks. Without bubblewrap it skips (fails under CI).
+func Benchmark(b *testing.B, ws string) {
+	p, err := New(ws)
+	if err != nil {
+		testenv.Skip(b, "bubblewrap cannot run here: %v", err)
+	}
+	defer testenv.MachineCPU(b)()
+	for b.Loop() {
+		if out, err := p.Run("/bin/true"); err != nil {
+			b.Fatalf("bwrap: %v\n%s", err, out)
+		}
+	}
 }
