@@ -4,10 +4,10 @@
 // sandbox's read-only binds of the system directories (linux.DefaultReadOnly, those the
 // host has) with its hidden files and directories (linux.DefaultHide: /dev/null over a
 // file, which its nodev mount leaves unreadable; an empty read-only tmpfs over a
-// directory), the workspace read-write, a tmpfs
-// /tmp and /dev/shm, a /proc and a /dev, the host name and every namespace, drops every
-// capability and loads the sandbox's own seccomp filter. What bubblewrap cannot do is
-// left out: Landlock, the cgroup with its limits, the rlimits.
+// directory), the workspace read-write, a tmpfs /tmp and /dev/shm, a /proc and a /dev,
+// the host name and every namespace, drops every capability and loads the sandbox's own
+// seccomp filter. What bubblewrap cannot do is left out: Landlock, the cgroup with its
+// limits, the rlimits.
 package bwrappeer
 
 import (
