@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -384,17 +383,7 @@ func processesWith(marker string) []int { return testenv.ProcessesWith(marker) }
 
 // ignoresTerm says whether process pid ignores SIGTERM.
 func ignoresTerm(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && mask&(1<<(uint(syscall.SIGTERM)-1)) != 0
-		}
-	}
-	return false
+	return testenv.SigIgnored(pid)&(1<<(uint(syscall.SIGTERM)-1)) != 0
 }
 
 // jobHosts lists the job hosts of the job roots under dir.

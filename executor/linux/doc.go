@@ -76,9 +76,9 @@
 // and the kernel kills every process of a pid namespace whose init dies. The init
 // catches no signal itself: the Go runtime's signal handling would cost every sandbox
 // three threads and 0.17 ms of its start; it ignores the stop signals sent to it
-// directly once the command runs. The init dies with the gateway (parent-death signal, tied to
-// a thread the Executor keeps, or to the spawner's, which dies with the gateway the same
-// way), so a gateway crash leaves no command running.
+// directly once the command runs. The init dies with the gateway (parent-death signal,
+// tied to a thread the Executor keeps, or to the spawner's, which dies with the gateway
+// the same way), so a gateway crash leaves no command running.
 //
 // # Start time
 //

@@ -275,7 +275,7 @@ echo done`
 	// its status shows, rather than race it.
 	stops := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		ign := sigIgnored(init)
+		ign := testenv.SigIgnored(init)
 		if ign&sigMask(stops...) == sigMask(stops...) {
 			break
 		}
@@ -297,12 +297,6 @@ echo done`
 	}
 }
 
-// sigIgnored is the set of signals process pid ignores (SigIgn of its status), or 0.
-func sigIgnored(pid int) uint64 {
-	v, _ := strconv.ParseUint(statusField(pid, "SigIgn"), 16, 64)
-	return v
-}
-
 // sigMask is the status files' bit mask of sigs.
 func sigMask(sigs ...syscall.Signal) uint64 {
 	var m uint64
@@ -314,26 +308,12 @@ func sigMask(sigs ...syscall.Signal) uint64 {
 
 // nsPid is pid's number in its own pid namespace (the last of NSpid), or 0.
 func nsPid(pid int) int {
-	f := strings.Fields(statusField(pid, "NSpid"))
+	f := strings.Fields(testenv.StatusField(pid, "NSpid"))
 	if len(f) == 0 {
 		return 0
 	}
 	n, _ := strconv.Atoi(f[len(f)-1])
 	return n
-}
-
-// statusField is the value of key in process pid's status file, or "".
-func statusField(pid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return ""
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, key+":"); ok {
-			return strings.TrimSpace(rest)
-		}
-	}
-	return ""
 }
 
 // TestWorkspaceOverHome: a workspace that covers the sandbox's default HOME, /tmp/home

@@ -141,6 +141,28 @@ func live(keep func(pid string, stat []string) bool) []int {
 	return pids
 }
 
+// StatusField is the value of key in process pid's /proc status file ("SigIgn",
+// "NSpid", ...), trimmed, or "" when it cannot be read or has no such line.
+func StatusField(pid int, key string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// SigIgnored is the set of signals process pid ignores, as its status file's SigIgn
+// mask (bit n-1 for signal n), or 0 when it cannot be read.
+func SigIgnored(pid int) uint64 {
+	v, _ := strconv.ParseUint(StatusField(pid, "SigIgn"), 16, 64)
+	return v
+}
+
 // ProcessesWith lists the live processes whose command line, its arguments joined by
 // NUL bytes, contains marker (which may span arguments: "sleep\x00" + "1000.5").
 func ProcessesWith(marker string) []int {
