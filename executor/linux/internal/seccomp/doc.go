@@ -4,8 +4,8 @@
 //
 // # What the filter refuses, and why
 //
-// The filter is assembled here in pure Go (no cgo, no libseccomp) as a linear list of
-// checks, and refuses with EPERM:
+// The filter is assembled here in pure Go (no cgo, no libseccomp) as a binary search
+// over the system call numbers it names, and refuses with EPERM:
 //
 //   - the mount family (mount, umount2, pivot_root, move_mount, open_tree,
 //     open_tree_attr, fsopen, fsconfig, fsmount, fspick, mount_setattr): the sandbox's
@@ -41,7 +41,11 @@
 // only. On amd64, a number with the x32 bit (0x40000000) set fails with ENOSYS, as on
 // kernels built without the x32 ABI, which most are: x32 numbers differ from x86_64's.
 // Everything else is allowed. Since Linux 5.11 the kernel caches, per system call, that
-// the filter allows it regardless of arguments, so the common calls cost nothing.
+// the filter allows it regardless of arguments, so the common calls cost nothing; it
+// builds that cache as the filter goes on, by running the filter for every system call
+// number, which the search keeps to a dozen instructions each rather than one per rule
+// (measured on a 2-core VM: the sandbox's seccomp step 116–125 µs with the list the
+// filter was, 100–106 µs with the search).
 //
 // # Order
 //

@@ -1,9 +1,11 @@
 package seccomp
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -83,6 +85,10 @@ func jeq(k uint32, jt, jf uint8) unix.SockFilter {
 	return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
 }
 
+func jge(k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+}
+
 func jset(k uint32, jt, jf uint8) unix.SockFilter {
 	return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: k, Jt: jt, Jf: jf}
 }
@@ -95,8 +101,7 @@ type rule struct {
 	then []unix.SockFilter
 }
 
-// rules lists the filter's checks in order. The argument-dependent ones come first:
-// clone is common (every thread and fork), the denials are not.
+// rules lists the filter's checks; Filter orders them by system call number.
 func rules() []rule {
 	// if args[0] & CLONE_NEWUSER { EPERM } else { ALLOW }
 	noNewUser := []unix.SockFilter{load(offArg0Low), jset(unix.CLONE_NEWUSER, 0, 1), retEPERM, retAllow}
@@ -135,6 +140,7 @@ func Filter() ([]unix.SockFilter, error) {
 	if x32Bit != 0 {
 		prog = append(prog, jset(x32Bit, 0, 1), retENOSYS)
 	}
+	var rs []numbered
 	for _, r := range rules() {
 		nr, ok := sysnum[r.name]
 		if !ok {
@@ -143,14 +149,60 @@ func Filter() ([]unix.SockFilter, error) {
 		if len(r.then) > maxJump {
 			return nil, fmt.Errorf("seccomp rule %s: %d instructions is too long to jump over", r.name, len(r.then))
 		}
-		prog = append(prog, jeq(nr, 0, uint8(len(r.then))))
-		prog = append(prog, r.then...)
+		rs = append(rs, numbered{nr, r.then})
 	}
-	prog = append(prog, retAllow)
+	slices.SortFunc(rs, func(a, b numbered) int { return cmp.Compare(a.nr, b.nr) })
+	tree, err := search(rs)
+	if err != nil {
+		return nil, err
+	}
+	prog = append(prog, tree...)
 	if len(prog) > maxInsns {
 		return nil, fmt.Errorf("seccomp filter: %d instructions exceed the kernel's %d", len(prog), maxInsns)
 	}
 	return prog, nil
+}
+
+// numbered is a rule with its system call number.
+type numbered struct {
+	nr   uint32
+	then []unix.SockFilter
+}
+
+// leafRules is the most rules a leaf of the search checks one after the other.
+const leafRules = 4
+
+// search returns a binary search over rs (sorted by number, the number loaded): it runs
+// the then of the rule whose number matches and allows the call when none does, after
+// about log2(len(rs)) comparisons rather than len(rs). That matters twice: the kernel
+// runs the filter on every call it cannot answer from its cache (clone and every
+// thread, say), and it builds that cache, as it installs the filter, by running the
+// filter on every system call number with its arguments unknown, under a lock, for
+// every sandbox.
+func search(rs []numbered) ([]unix.SockFilter, error) {
+	if len(rs) <= leafRules {
+		var out []unix.SockFilter
+		for _, r := range rs {
+			out = append(out, jeq(r.nr, 0, uint8(len(r.then))))
+			out = append(out, r.then...)
+		}
+		return append(out, retAllow), nil
+	}
+	mid := len(rs) / 2
+	below, err := search(rs[:mid])
+	if err != nil {
+		return nil, err
+	}
+	above, err := search(rs[mid:])
+	if err != nil {
+		return nil, err
+	}
+	if len(below) > maxJump {
+		return nil, fmt.Errorf("seccomp filter: %d instructions below system call %d is too long to jump over", len(below), rs[mid].nr)
+	}
+	// if nr >= rs[mid].nr { above } else { below }
+	out := append([]unix.SockFilter{jge(rs[mid].nr, uint8(len(below)), 0)}, below...)
+	return append(out, above...), nil
 }
 
 // Install applies prog to every thread of the calling process with seccomp(2)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -597,6 +598,12 @@ type seccompData struct {
 
 // emulate runs prog on d the way the kernel does, for the instructions Filter emits.
 func emulate(prog []unix.SockFilter, d seccompData) (uint32, error) {
+	ret, _, err := emulateSteps(prog, d)
+	return ret, err
+}
+
+// emulateSteps is emulate that also counts the instructions run.
+func emulateSteps(prog []unix.SockFilter, d seccompData) (ret uint32, steps int, err error) {
 	var buf [64]byte
 	binary.NativeEndian.PutUint32(buf[0:], d.nr)
 	binary.NativeEndian.PutUint32(buf[4:], d.arch)
@@ -604,23 +611,26 @@ func emulate(prog []unix.SockFilter, d seccompData) (uint32, error) {
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
+		steps++
 		switch in.Code {
 		case unix.BPF_LD | unix.BPF_W | unix.BPF_ABS:
 			if in.K%4 != 0 || in.K+4 > uint32(len(buf)) {
-				return 0, fmt.Errorf("pc %d: load at %d", pc, in.K)
+				return 0, steps, fmt.Errorf("pc %d: load at %d", pc, in.K)
 			}
 			a = binary.NativeEndian.Uint32(buf[in.K:])
 		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:
 			pc += int(jump(a == in.K, in))
+		case unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K:
+			pc += int(jump(a >= in.K, in))
 		case unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
 			pc += int(jump(a&in.K != 0, in))
 		case unix.BPF_RET | unix.BPF_K:
-			return in.K, nil
+			return in.K, steps, nil
 		default:
-			return 0, fmt.Errorf("pc %d: unexpected instruction %#x", pc, in.Code)
+			return 0, steps, fmt.Errorf("pc %d: unexpected instruction %#x", pc, in.Code)
 		}
 	}
-	return 0, errors.New("ran off the end of the program")
+	return 0, steps, errors.New("ran off the end of the program")
 }
 
 func jump(cond bool, in unix.SockFilter) uint8 {
@@ -661,12 +671,24 @@ func TestFilterEmulated(t *testing.T) {
 		refused[sysnum[name]] = eperm
 	}
 	refused[sysnum["clone3"]] = enosys
+	// A call no rule names, the common case, is allowed after a binary search: the
+	// architecture and x32 checks, one comparison per level, one per rule of a leaf.
+	ruled := map[uint32]bool{}
+	for _, r := range rules() {
+		if nr, ok := sysnum[r.name]; ok {
+			ruled[nr] = true
+		}
+	}
+	most := 5 + bits.Len(uint(len(ruled))) + leafRules + 1
 	for nr := range uint32(1024) {
 		want, ok := refused[nr]
 		if !ok {
 			want = allow
 		}
 		check(fmt.Sprintf("syscall %d", nr), seccompData{nr: nr, arch: auditArch}, want)
+		if _, steps, _ := emulateSteps(prog, seccompData{nr: nr, arch: auditArch}); !ruled[nr] && steps > most {
+			t.Errorf("syscall %d: allowed after %d instructions, want at most %d (a search of %d rules)", nr, steps, most, len(ruled))
+		}
 	}
 	for _, tc := range []struct {
 		sys  string
