@@ -74,15 +74,7 @@ func BenchmarkSandboxRun(b *testing.B) {
 			}
 		}
 	})
-	b.Run("bwrap", func(b *testing.B) {
-		bwrap := testenv.NeedCommand(b, "bwrap")
-		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
-		for b.Loop() {
-			if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
-				b.Fatalf("bwrap: %v\n%s", err, out)
-			}
-		}
-	})
+	b.Run("bwrap", func(b *testing.B) { bwrappeer.BenchmarkPlain(b, 0) })
 	b.Run("bwrap_same", func(b *testing.B) { bwrappeer.Benchmark(b, ws) })
 }
 

@@ -111,19 +111,7 @@ func BenchmarkSandbox(b *testing.B) {
 			}
 		}
 	})
-	b.Run("bwrap", func(b *testing.B) {
-		bwrap, err := exec.LookPath("bwrap")
-		if err != nil {
-			b.Skip("bubblewrap is not installed")
-		}
-		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
-		defer testenv.MachineCPU(b)()
-		for b.Loop() {
-			if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
-				b.Fatalf("bwrap: %v\n%s", err, out)
-			}
-		}
-	})
+	b.Run("bwrap", func(b *testing.B) { bwrappeer.BenchmarkPlain(b, 0) })
 	b.Run("bwrap_same", func(b *testing.B) { bwrappeer.Benchmark(b, b.TempDir()) })
 }
 

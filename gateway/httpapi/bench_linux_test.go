@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/cmdgate/cmdgate/executor/linux/bwrappeer"
 	"github.com/cmdgate/cmdgate/gateway"
-	"github.com/cmdgate/cmdgate/internal/testenv"
 )
 
 // agentPause is the pause between an agent's commands in BenchmarkExecHTTP/linux_paced,
@@ -34,34 +32,14 @@ func init() {
 		struct {
 			name string
 			run  func(b *testing.B, body []byte)
-		}{"bwrap", func(b *testing.B, _ []byte) { benchBwrap(b, 0) }},
+		}{"bwrap", func(b *testing.B, _ []byte) { bwrappeer.BenchmarkPlain(b, 0) }},
 		struct {
 			name string
 			run  func(b *testing.B, body []byte)
-		}{"bwrap_paced", func(b *testing.B, _ []byte) { benchBwrap(b, agentPause) }},
+		}{"bwrap_paced", func(b *testing.B, _ []byte) { bwrappeer.BenchmarkPlain(b, agentPause) }},
 		struct {
 			name string
 			run  func(b *testing.B, body []byte)
 		}{"bwrap_same", func(b *testing.B, _ []byte) { bwrappeer.Benchmark(b, b.TempDir()) }},
 	)
-}
-
-// benchBwrap runs the peer, the same as the sandbox's own benchmark (executor/linux),
-// with the timer stopped for pause between runs when one is given: after a pause the
-// machine is slower to answer (idle CPUs sleep, caches cool), so a paced run is
-// compared with a paced peer.
-func benchBwrap(b *testing.B, pause time.Duration) {
-	bwrap := testenv.NeedCommand(b, "bwrap")
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
-	defer testenv.MachineCPU(b)()
-	for b.Loop() {
-		if pause > 0 {
-			b.StopTimer()
-			time.Sleep(pause)
-			b.StartTimer()
-		}
-		if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
-			b.Fatalf("bwrap: %v\n%s", err, out)
-		}
-	}
 }

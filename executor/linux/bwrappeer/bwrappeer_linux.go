@@ -1,6 +1,7 @@
-// Package bwrappeer is the sandbox benchmarks' like-for-like peer: bubblewrap doing what
-// it can of a cold sandbox's work, beside the plain `bwrap --unshare-all` of the targets,
-// which (run as root) keeps its capabilities and loads no seccomp filter. It does the
+// Package bwrappeer is the sandbox benchmarks' peers: the plain `bwrap --unshare-all` of
+// the targets (BenchmarkPlain), which (run as root) keeps its capabilities and loads no
+// seccomp filter, and the like-for-like peer (Benchmark): bubblewrap doing what it can
+// of a cold sandbox's work. The like-for-like peer does the
 // sandbox's read-only binds of the system directories (linux.DefaultReadOnly, those the
 // host has) with its hidden files and directories (linux.DefaultHide: /dev/null over a
 // file, which its nodev mount leaves unreadable; an empty read-only tmpfs over a
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/cmdgate/cmdgate/executor/linux"
 	"github.com/cmdgate/cmdgate/executor/linux/internal/seccomp"
@@ -105,6 +107,31 @@ func Benchmark(b *testing.B, ws string) {
 	defer testenv.MachineCPU(b)()
 	for b.Loop() {
 		if out, err := p.Run("/bin/true"); err != nil {
+			b.Fatalf("bwrap: %v\n%s", err, out)
+		}
+	}
+}
+
+// plainArgs are the targets' peer: a sandbox sharing nothing with the host but its
+// read-only root.
+var plainArgs = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--die-with-parent", "/bin/true"}
+
+// BenchmarkPlain runs `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all
+// --die-with-parent /bin/true` as a process b.N times and reports the machine's CPU time
+// per run: the peer the sandbox targets are ratios to. With pause, the timer stops for
+// that long between runs: after a pause the machine is slower to answer (idle CPUs
+// sleep, caches cool), so a paced run is compared with a paced peer. Without bubblewrap
+// it skips (fails under CI).
+func BenchmarkPlain(b *testing.B, pause time.Duration) {
+	bwrap := testenv.NeedCommand(b, "bwrap")
+	defer testenv.MachineCPU(b)()
+	for b.Loop() {
+		if pause > 0 {
+			b.StopTimer()
+			time.Sleep(pause)
+			b.StartTimer()
+		}
+		if out, err := exec.Command(bwrap, plainArgs...).CombinedOutput(); err != nil {
 			b.Fatalf("bwrap: %v\n%s", err, out)
 		}
 	}
