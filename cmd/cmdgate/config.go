@@ -504,12 +504,9 @@ type ServerConfig struct {
 	GCPercent         int           `yaml:"gc_percent"`
 }
 
-// defaultGCPercent is server.gc_percent's default.
-const defaultGCPercent = 400
-
 func (s ServerConfig) gcPercent() int {
 	if s.GCPercent == 0 {
-		return defaultGCPercent
+		return gateway.DefaultGCPercent
 	}
 	return s.GCPercent
 }

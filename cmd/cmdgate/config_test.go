@@ -111,8 +111,8 @@ func TestServeOptionsFromFile(t *testing.T) {
 	if g := cfg.Server.gcPercent(); g != 150 {
 		t.Errorf("server.gc_percent = %d, want 150", g)
 	}
-	if g := (ServerConfig{}).gcPercent(); g != defaultGCPercent {
-		t.Errorf("default server.gc_percent = %d, want %d", g, defaultGCPercent)
+	if g := (ServerConfig{}).gcPercent(); g != gateway.DefaultGCPercent {
+		t.Errorf("default server.gc_percent = %d, want %d", g, gateway.DefaultGCPercent)
 	}
 	if got.Logger == nil {
 		t.Fatal("no logger")

@@ -98,8 +98,6 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 	}
 	log := opts.Logger
 	if m.Getenv("GOGC") == "" {
-		// The live heap is small (the compiled policy, the caches) and every request
-		// allocates: a higher GC target spends a few tens of MB on far fewer collections.
 		debug.SetGCPercent(cfg.Server.gcPercent())
 	}
 
