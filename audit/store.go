@@ -99,8 +99,7 @@ type Store struct {
 	queue    chan *appendReq
 	stop     chan struct{} // closed by Close: no more sends on queue
 	done     chan struct{} // closed by the writer when it has exited
-	cancel   context.CancelFunc
-	closeErr error // the writer's shutdown error, read after done
+	closeErr error         // the writer's shutdown error, read after done
 
 	kick     chan struct{} // wakes the checkpointer; capacity 1
 	ckptDone chan struct{} // closed when the checkpointer has exited
@@ -222,8 +221,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, err
 	}
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	// The three goroutines' context is never done: Close stops them through s.stop and
+	// waits for them. With a context that can be done, the SQLite driver starts a
+	// goroutine for every statement run on it, to interrupt the statement when the
+	// context ends: four for each commit.
+	wctx := context.WithoutCancel(ctx)
 	s.queue = make(chan *appendReq, opts.MaxBatch)
 	s.stop = make(chan struct{})
 	s.done = make(chan struct{})
@@ -383,7 +385,6 @@ func (s *Store) Close(ctx context.Context) error {
 			}
 		}
 		err = errors.Join(s.closeErr, s.ixErr, s.closeWitness())
-		s.cancel()
 	}
 	if cerr := s.closeDBs(); cerr != nil && err == nil {
 		err = fmt.Errorf("close audit store %s: %w", s.dir, cerr)
