@@ -20,6 +20,7 @@ type writer struct {
 	insRecords    *multiInsert
 	insCheckpoint *sql.Stmt
 	selHead       *sql.Stmt
+	begin, end    *sql.Stmt // BEGIN IMMEDIATE and COMMIT, prepared once rather than per commit
 
 	buf     []byte // scratch for hashing
 	recArgs []any
@@ -32,13 +33,20 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 			role, request_id, decision_id, decision, revision, input, reasons, execution, detail,
 			prev_hash, hash, rules, body) VALUES `, 18),
 	}
-	var err error
-	if w.insCheckpoint, err = conn.PrepareContext(ctx, `INSERT INTO checkpoints (seq, hash, time_ns, key_id, signature) VALUES (?, ?, ?, ?, ?)`); err != nil {
-		return nil, fmt.Errorf("prepare audit writer: %w", err)
-	}
-	if w.selHead, err = conn.PrepareContext(ctx, `SELECT seq, id, time_ns, hash FROM records ORDER BY seq DESC LIMIT 1`); err != nil {
-		w.insCheckpoint.Close()
-		return nil, fmt.Errorf("prepare audit writer: %w", err)
+	for _, st := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&w.insCheckpoint, `INSERT INTO checkpoints (seq, hash, time_ns, key_id, signature) VALUES (?, ?, ?, ?, ?)`},
+		{&w.selHead, `SELECT seq, id, time_ns, hash FROM records ORDER BY seq DESC LIMIT 1`},
+		{&w.begin, `BEGIN IMMEDIATE`},
+		{&w.end, `COMMIT`},
+	} {
+		var err error
+		if *st.stmt, err = conn.PrepareContext(ctx, st.sql); err != nil {
+			w.closeStmts()
+			return nil, fmt.Errorf("prepare audit writer: %w", err)
+		}
 	}
 	// The state table (the clean-shutdown mark) came after the first schema; a store of
 	// that schema gets it on its first read-write open. Older readers ignore it. The
@@ -49,8 +57,7 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 	}
 	for _, q := range upgrade {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			w.insCheckpoint.Close()
-			w.selHead.Close()
+			w.closeStmts()
 			return nil, fmt.Errorf("prepare audit writer: %w", err)
 		}
 	}
@@ -60,8 +67,13 @@ func newWriter(ctx context.Context, s *Store, conn *sql.Conn) (*writer, error) {
 // close releases the statements and the connection. Unfinalized statements would keep
 // SQLite from closing the connection (and from checkpointing the WAL on close).
 func (w *writer) close() error {
+	return errors.Join(w.closeStmts(), w.conn.Close())
+}
+
+// closeStmts releases the statements prepared so far.
+func (w *writer) closeStmts() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.insCheckpoint, w.selHead} {
+	for _, st := range []*sql.Stmt{w.insCheckpoint, w.selHead, w.begin, w.end} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -69,7 +81,6 @@ func (w *writer) close() error {
 	for _, st := range w.insRecords.stmts {
 		errs = append(errs, st.Close())
 	}
-	errs = append(errs, w.conn.Close())
 	return errors.Join(errs...)
 }
 
@@ -212,7 +223,7 @@ func (w *writer) commit(ctx context.Context, batch []*appendReq) bool {
 }
 
 func (w *writer) commitBatch(ctx context.Context, batch []*appendReq) (cp *Checkpoint, err error) {
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.begin.ExecContext(ctx); err != nil {
 		return nil, fmt.Errorf("append to audit log: begin: %w", err)
 	}
 	defer func() {
@@ -239,7 +250,7 @@ func (w *writer) commitBatch(ctx context.Context, batch []*appendReq) (cp *Check
 		}
 		cp = &c
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.end.ExecContext(ctx); err != nil {
 		return nil, fmt.Errorf("append to audit log: commit: %w", err)
 	}
 	return cp, nil
@@ -279,7 +290,7 @@ func (w *writer) seal(ctx context.Context, shutdown bool) (err error) {
 	if shutdown {
 		what = "shutdown checkpoint"
 	}
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := w.begin.ExecContext(ctx); err != nil {
 		return fmt.Errorf("%s: begin: %w", what, err)
 	}
 	defer func() {
@@ -308,7 +319,7 @@ func (w *writer) seal(ctx context.Context, shutdown bool) (err error) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+	if _, err := w.end.ExecContext(ctx); err != nil {
 		return fmt.Errorf("%s: commit: %w", what, err)
 	}
 	if cp != nil {
