@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,14 +52,8 @@ func benchPost(b *testing.B, path string, body []byte) {
 
 // benchPostEnv POSTs body to path of env as fast as answers come, or with the timer
 // stopped for pause between requests when one is given, and reports each phase's mean
-// (from the answers' Server-Timing) as "<phase>-µs/op". The gateway runs in this
-// process with the GC target cmdgate serve gives it (gateway.DefaultGCPercent; GOGC
-// wins, as there), not the test binary's, so that the figures are those of the server
-// as it is run.
+// (from the answers' Server-Timing) as "<phase>-µs/op".
 func benchPostEnv(b *testing.B, env *testEnv, path string, body []byte, pause ...time.Duration) {
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(gateway.DefaultGCPercent))
-	}
 	client := &http.Client{}
 	phases := map[string]float64{}
 	b.ReportAllocs()
