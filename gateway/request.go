@@ -290,6 +290,29 @@ type member struct {
 // objectMembers splits raw, which must be exactly one JSON object, into its members,
 // refusing unknown and repeated names and anything after the object.
 func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
+	if json.Valid(raw) {
+		if members, ok := splitObject(bytes.Clone(raw)); ok {
+			// At most one name past the known ones gets here: the first unknown or
+			// repeated one ends the request.
+			for i, m := range members {
+				if _, known := fields[m.name]; !known {
+					return nil, unknownField(m.name, fields)
+				}
+				for _, prev := range members[:i] {
+					if prev.name == m.name {
+						return nil, repeatedField(m.name)
+					}
+				}
+			}
+			return members, nil
+		}
+	}
+	// Not JSON, or not an object: the decoder says what is wrong and where.
+	return decodeMembers(raw, fields)
+}
+
+// decodeMembers is objectMembers read with json.Decoder, token by token.
+func decodeMembers(raw []byte, fields map[string]string) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
@@ -307,10 +330,10 @@ func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
 		}
 		name, _ := tok.(string)
 		if _, known := fields[name]; !known {
-			return nil, invalid("unknown field %q (known: %s)", Truncate(name, 64), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+			return nil, unknownField(name, fields)
 		}
 		if seen[name] {
-			return nil, invalid("field %q appears twice", name)
+			return nil, repeatedField(name)
 		}
 		seen[name] = true
 		var v json.RawMessage
@@ -328,6 +351,129 @@ func objectMembers(raw []byte, fields map[string]string) ([]member, error) {
 	return members, nil
 }
 
+func unknownField(name string, fields map[string]string) error {
+	return invalid("unknown field %q (known: %s)", Truncate(name, 64), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))
+}
+
+func repeatedField(name string) error { return invalid("field %q appears twice", name) }
+
+// splitObject splits raw, a valid JSON text (json.Valid), into the members of the
+// object it is, in order, each value a slice of raw as written (what json.Decoder
+// gives a RawMessage) and each name decoded. ok is false when raw is another kind of
+// value, or anything unexpected is met: the caller's decoder then reads it. This
+// spares the decoder's per-token work on every request; the decoder stays for the
+// errors, whose wording and byte offsets it gives.
+func splitObject(raw []byte) (members []member, ok bool) {
+	i := skipJSONSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	if i = skipJSONSpace(raw, i+1); i < len(raw) && raw[i] == '}' {
+		return nil, skipJSONSpace(raw, i+1) == len(raw)
+	}
+	members = make([]member, 0, 4)
+	for i < len(raw) && raw[i] == '"' {
+		end := jsonStringEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		name, ok := memberName(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		if i = skipJSONSpace(raw, end); i >= len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipJSONSpace(raw, i+1)
+		end = jsonValueEnd(raw, i)
+		if end < 0 {
+			return nil, false
+		}
+		members = append(members, member{name, raw[i:end]})
+		if i = skipJSONSpace(raw, end); i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case '}':
+			return members, skipJSONSpace(raw, i+1) == len(raw)
+		case ',':
+			i = skipJSONSpace(raw, i+1)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// memberName decodes a member name token as json.Decoder does.
+func memberName(tok []byte) (string, bool) {
+	if bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok) {
+		return string(tok[1 : len(tok)-1]), true
+	}
+	var name string
+	return name, json.Unmarshal(tok, &name) == nil
+}
+
+func skipJSONSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonStringEnd is the index after the string token that starts at raw[i] ('"'), or
+// -1 if it does not end.
+func jsonStringEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// jsonValueEnd is the index after the value that starts at raw[i] in a valid JSON
+// text, or -1.
+func jsonValueEnd(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		return jsonStringEnd(raw, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '"':
+				end := jsonStringEnd(raw, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i // a number, true, false or null
+	for j < len(raw) && !strings.ContainsRune(" \t\n\r,}]", rune(raw[j])) {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
 // jsonString decodes a JSON string member strictly.
 func jsonString(field string, v json.RawMessage) (string, error) {
 	if len(v) == 0 || v[0] != '"' {
@@ -337,6 +483,9 @@ func jsonString(field string, v json.RawMessage) (string, error) {
 }
 
 func decodeString(field string, v json.RawMessage) (string, error) {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && plainJSONString(v[1:n-1]) {
+		return string(v[1 : n-1]), nil // what json.Unmarshal gives, without its work
+	}
 	if unpairedSurrogate(v) {
 		return "", invalid("field %s holds an unpaired UTF-16 surrogate escape (not valid Unicode)", field)
 	}
@@ -385,6 +534,17 @@ func jsonInt(field string, v json.RawMessage) (int64, error) {
 		return 0, invalid("field %s is out of range", field)
 	}
 	return n, nil
+}
+
+// plainJSONString reports whether s, the inside of a string token, is its own text: no
+// escape, quote or control character, valid UTF-8 (so also no NUL).
+func plainJSONString(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
 }
 
 // unpairedSurrogate reports whether the JSON string token v holds a \uD800-\uDFFF
