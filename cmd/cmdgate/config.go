@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
@@ -109,7 +110,7 @@ import (
 //	  idle_timeout: 2m
 //	  auth_failure_rate: 1      # refused authentications per second and client address...
 //	  auth_failure_burst: 10    # ...after a burst of this many; then 429 RATE_LIMITED
-//	  gc_percent: 400           # the Go GC target of cmdgate serve (GOGC); the GOGC variable wins
+//	  gc_percent: 400           # the Go GC target of cmdgate serve and mcp (GOGC); the GOGC variable wins
 //	output:                     # results cut by max_output_chars
 //	  keep: head                # what the result holds: head, tail, or head_tail (both ends)
 //	  max_bytes: 16777216       # bytes of each stream kept for paging; -1 keeps nothing
@@ -502,6 +503,14 @@ type ServerConfig struct {
 	AuthFailureRate   float64       `yaml:"auth_failure_rate"`
 	AuthFailureBurst  int           `yaml:"auth_failure_burst"`
 	GCPercent         int           `yaml:"gc_percent"`
+}
+
+// setGCPercent gives this process, which runs a gateway (serve, mcp), the GC target of
+// the configuration unless GOGC sets one.
+func (m *Main) setGCPercent(cfg Config) {
+	if m.Getenv("GOGC") == "" {
+		debug.SetGCPercent(cfg.Server.gcPercent())
+	}
 }
 
 func (s ServerConfig) gcPercent() int {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +326,26 @@ func TestWebhookConfig(t *testing.T) {
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v: %v; want an error naming %s", c.w, err, c.want)
 		}
+	}
+}
+
+// TestSetGCPercent: serve and mcp run their gateway with server.gc_percent, unless
+// GOGC sets the target (the runtime read it at start).
+func TestSetGCPercent(t *testing.T) {
+	was := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(was) })
+	cfg := Config{Server: ServerConfig{GCPercent: 250}}
+	(&Main{Getenv: func(string) string { return "" }}).setGCPercent(cfg)
+	if got := debug.SetGCPercent(100); got != 250 {
+		t.Errorf("GC target %d after setGCPercent with gc_percent 250, want 250", got)
+	}
+	(&Main{Getenv: func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	}}).setGCPercent(cfg)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC target %d after setGCPercent with GOGC set, want it left at 100", got)
 	}
 }

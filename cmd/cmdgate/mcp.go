@@ -76,6 +76,7 @@ func (m *Main) runMCP(ctx context.Context, args []string) int {
 	if secret == "" && cfg.MCP.Principal == "" {
 		return fail("no token: set CMDGATE_TOKEN or --token-file (cmdgate token create --role agent --name NAME prints one), or name a local principal in the configuration (mcp.principal)")
 	}
+	m.setGCPercent(cfg) // the gateway in this process runs as serve's does
 	srv, err := gateway.New(ctx, opts)
 	if err != nil {
 		return fail("%v", err)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -97,9 +96,7 @@ func (m *Main) runServe(ctx context.Context, args []string) int {
 		return m.writeError("serve", "INVALID_ARGUMENT", err.Error())
 	}
 	log := opts.Logger
-	if m.Getenv("GOGC") == "" {
-		debug.SetGCPercent(cfg.Server.gcPercent())
-	}
+	m.setGCPercent(cfg)
 
 	srv, err := gateway.New(ctx, opts)
 	if err != nil {
