@@ -36,10 +36,13 @@ opa-test:
 	$(GO) tool opa test --timeout 2m policies/bundle
 
 # Every benchmark, then each one's ratio to the peer measured in the same run (bubblewrap,
-# a plain OPA embedding, a stock OPA server, docker exec, coreutils) and its target;
-# with BENCHCOUNT runs of each, the medians.
+# a plain OPA embedding, a stock OPA server, docker exec, coreutils) and its target.
+# BENCHCOUNT rounds of every benchmark, one after the other (go test -count would run
+# each benchmark's rounds back to back, its peer's minutes later): a benchmark and its
+# peer are measured seconds apart in each round, and the verdict is the median of the
+# rounds' ratios, which the machine's drift between rounds does not move.
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -count $(BENCHCOUNT) -benchmem $(PKGS) 2>&1 | $(GO) run ./internal/benchratio
+	for i in $$(seq $(BENCHCOUNT)); do $(GO) test -run '^$$' -bench '$(BENCH)' -count 1 -benchmem $(PKGS); done 2>&1 | $(GO) run ./internal/benchratio
 
 # Every fuzz target, FUZZTIME each (go test fuzzes one target per run).
 FUZZ_TARGETS = ./parse:FuzzScript ./policies:FuzzDecide ./policies:FuzzRoutes ./audit:FuzzCanonicalJSON ./audit:FuzzMask ./executor:FuzzCapture ./executor/readonly:FuzzExecute

@@ -2,8 +2,11 @@
 // then prints each benchmark's ratio to the peer it is judged against, measured in the
 // same run: machines differ threefold in spawn and fsync cost, so a ratio, not a time,
 // says whether a target is met. A benchmark is judged against the peer of its own
-// package; one run several times (go test -count) is judged by the median of its runs,
-// and so is its peer. It exits 1 when the input reports a failure.
+// package. Run several times, a benchmark and its peer are judged round by round: the
+// ratio is the median of the ratios of their first runs, their second runs, and so on
+// (make bench runs the rounds one after the other, so that each pair is measured
+// seconds apart); with unequal numbers of runs, it is the ratio of their medians. It
+// exits 1 when the input reports a failure.
 //
 // Usage: go test -run '^$' -bench . ./... 2>&1 | go run ./internal/benchratio
 package main
@@ -141,11 +144,18 @@ func pairRatios(res results, p pair) []string {
 		if of == 0 || peer == 0 {
 			continue
 		}
-		medians := ""
-		if runs > 1 || peerRuns > 1 {
+		r, medians := of/peer, ""
+		paired, ok := 0.0, false
+		if runs > 1 && runs == peerRuns {
+			paired, ok = pairedRatio(res[m[0]][p.Unit], res[m[1]][p.Unit])
+		}
+		switch {
+		case ok:
+			r = paired
+			medians = fmt.Sprintf(", medians of %d runs; ratio: median of the %d rounds' ratios", runs, runs)
+		case runs > 1 || peerRuns > 1:
 			medians = fmt.Sprintf(", medians of %d and %d runs", runs, peerRuns)
 		}
-		r := of / peer
 		verdict, target := "ok", "none"
 		switch {
 		case p.Max > 0:
@@ -167,6 +177,23 @@ func pairRatios(res results, p pair) []string {
 		out = append(out, fmt.Sprintf("%-60s %8.3f×  target %s  %s  (%s: %.4g vs %.4g%s)", label, r, target, verdict, p.Unit, of, peer, medians))
 	}
 	return out
+}
+
+// pairedRatio is the median of of[i]/peer[i], the ratios of the runs of each round (of
+// and peer are as long); false when a peer's run is 0.
+func pairedRatio(of, peer []float64) (float64, bool) {
+	r := make([]float64, len(of))
+	for i := range of {
+		if peer[i] == 0 {
+			return 0, false
+		}
+		r[i] = of[i] / peer[i]
+	}
+	slices.Sort(r)
+	if n := len(r); n%2 == 0 {
+		return (r[n/2-1] + r[n/2]) / 2, true
+	}
+	return r[len(r)/2], true
 }
 
 // matches are the [benchmark, peer] names of p found in res.

@@ -76,6 +76,38 @@ BenchmarkSandbox/bwrap-2   100  6000000 ns/op
 	}
 }
 
+// TestRounds: a benchmark and its peer run as often (make bench's rounds) are judged by
+// the median of the rounds' ratios, not by the ratio of their medians: a round on a
+// slower machine moves both of its runs.
+func TestRounds(t *testing.T) {
+	in := `BenchmarkSandbox/linux-2   100  3000000 ns/op
+BenchmarkSandbox/bwrap-2   100  6000000 ns/op
+BenchmarkSandbox/linux-2   100  4000000 ns/op
+BenchmarkSandbox/bwrap-2   100  4000000 ns/op
+BenchmarkSandbox/linux-2   100  9000000 ns/op
+BenchmarkSandbox/bwrap-2   100  10000000 ns/op
+BenchmarkDecideLoad/cmdgate-2   1  1000 ns/op  3000 req/s
+BenchmarkDecideLoad/opa-2       1  1000 ns/op  6000 req/s
+BenchmarkDecideLoad/cmdgate-2   1  1000 ns/op  2000 req/s
+BenchmarkDecideLoad/opa-2       1  1000 ns/op  5000 req/s
+`
+	res, failed, err := read(strings.NewReader(in), io.Discard)
+	if err != nil || failed {
+		t.Fatalf("read = %v, failed %v", err, failed)
+	}
+	// Rounds 3/6, 4/4 and 9/10: 0.5, 1 and 0.9, median 0.9 (the medians, 4 and 6, would
+	// say 0.667). Rates 3000/6000 and 2000/5000: 0.5 and 0.4, median 0.45.
+	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	for _, want := range []string{
+		"linux sandbox, warm ÷ bwrap 0.900× target ≤ 0.60× MISSED (ns/op: 4e+06 vs 6e+06, medians of 3 runs; ratio: median of the 3 rounds' ratios)",
+		"/v1/decide req/s ÷ stock OPA server, 30 connections 0.450× target ≥ 0.50× MISSED (req/s: 2500 vs 5500, medians of 2 runs; ratio: median of the 2 rounds' ratios)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ratios:\n%s\nwant a line %q", got, want)
+		}
+	}
+}
+
 // TestPackages: a benchmark is judged against its peer in its own package; another
 // package's benchmark of the same name is not taken for a second run of it.
 func TestPackages(t *testing.T) {
