@@ -53,8 +53,8 @@ PASS
 	}
 }
 
-// TestMedians: a benchmark run several times (go test -count) is judged by the median of
-// its runs, odd or even in number, and so is its peer; the line says so.
+// TestMedians: a benchmark and its peer run a different number of times are judged by
+// the ratio of their medians, each of runs odd or even in number; the line says so.
 func TestMedians(t *testing.T) {
 	in := `BenchmarkSandbox/linux-2   100  3000000 ns/op
 BenchmarkSandbox/bwrap-2   100  5000000 ns/op
@@ -64,12 +64,8 @@ BenchmarkSandbox/linux-2   100  2000000 ns/op
 BenchmarkSandbox/bwrap-2   100  7000000 ns/op
 BenchmarkSandbox/bwrap-2   100  6000000 ns/op
 `
-	res, failed, err := read(strings.NewReader(in), io.Discard)
-	if err != nil || failed {
-		t.Fatalf("read = %v, failed %v", err, failed)
-	}
 	// linux: 2, 3, 9 -> 3 ms; bwrap: 4, 5, 6, 7 -> 5.5 ms.
-	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	got := foldedRatios(t, in)
 	want := "linux sandbox, warm ÷ bwrap 0.545× target ≤ 0.60× ok (ns/op: 3e+06 vs 5.5e+06, medians of 3 and 4 runs)"
 	if !strings.Contains(got, want) {
 		t.Errorf("ratios:\n%s\nwant a line %q", got, want)
@@ -91,13 +87,9 @@ BenchmarkDecideLoad/opa-2       1  1000 ns/op  6000 req/s
 BenchmarkDecideLoad/cmdgate-2   1  1000 ns/op  2000 req/s
 BenchmarkDecideLoad/opa-2       1  1000 ns/op  5000 req/s
 `
-	res, failed, err := read(strings.NewReader(in), io.Discard)
-	if err != nil || failed {
-		t.Fatalf("read = %v, failed %v", err, failed)
-	}
 	// Rounds 3/6, 4/4 and 9/10: 0.5, 1 and 0.9, median 0.9 (the medians, 4 and 6, would
 	// say 0.667). Rates 3000/6000 and 2000/5000: 0.5 and 0.4, median 0.45.
-	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	got := foldedRatios(t, in)
 	for _, want := range []string{
 		"linux sandbox, warm ÷ bwrap 0.900× target ≤ 0.60× MISSED (ns/op: 4e+06 vs 6e+06, medians of 3 runs; ratio: median of the 3 rounds' ratios)",
 		"/v1/decide req/s ÷ stock OPA server, 30 connections 0.450× target ≥ 0.50× MISSED (req/s: 2500 vs 5500, medians of 2 runs; ratio: median of the 2 rounds' ratios)",
@@ -118,13 +110,20 @@ pkg: example.com/gateway
 BenchmarkDockerExec/cmdgate-2      100  5000000 ns/op
 BenchmarkDockerExec/docker-cli-2   10  50000000 ns/op
 `
-	res, _, err := read(strings.NewReader(in), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
+	got := foldedRatios(t, in)
 	want := "command in a task ÷ docker exec 0.100× target ≤ 0.50× ok (ns/op: 5e+06 vs 5e+07)"
 	if !strings.Contains(got, want) || strings.Contains(got, "medians") {
 		t.Errorf("ratios:\n%s\nwant a line %q, and no medians", got, want)
 	}
+}
+
+// foldedRatios reads in, which must hold no failure, and returns its ratio lines joined
+// with their spacing folded to single spaces.
+func foldedRatios(t *testing.T, in string) string {
+	t.Helper()
+	res, failed, err := read(strings.NewReader(in), io.Discard)
+	if err != nil || failed {
+		t.Fatalf("read = %v, failed %v", err, failed)
+	}
+	return strings.Join(strings.Fields(strings.Join(ratios(res), "\n")), " ")
 }
