@@ -87,7 +87,26 @@ type TokenStore struct {
 
 	mu     sync.RWMutex
 	tokens []Token
-	stamp  fileStamp // of the file the tokens were read from
+	hashes []tokenHash // tokens[i]'s hash, decoded once per read of the file
+	stamp  fileStamp   // of the file the tokens were read from
+}
+
+// tokenHash is a token's Hash decoded; ok is false for one that is not a hex SHA-256
+// (a hand-edited file), which no secret matches.
+type tokenHash struct {
+	sum [sha256.Size]byte
+	ok  bool
+}
+
+// decodeHashes decodes the tokens' hashes.
+func decodeHashes(tokens []Token) []tokenHash {
+	hashes := make([]tokenHash, len(tokens))
+	for i, t := range tokens {
+		if b, err := hex.DecodeString(t.Hash); err == nil && len(b) == sha256.Size {
+			hashes[i] = tokenHash{sum: [sha256.Size]byte(b), ok: true}
+		}
+	}
+	return hashes
 }
 
 // fileStamp identifies one version of the token file; a change of any field
@@ -202,13 +221,9 @@ func (s *TokenStore) Check(secret string) (Token, error) {
 	defer s.mu.RUnlock()
 	var found Token
 	matched := 0
-	for _, t := range s.tokens {
-		want, err := hex.DecodeString(t.Hash)
-		if err != nil || len(want) != len(h) {
-			continue
-		}
-		if subtle.ConstantTimeCompare(want, h[:]) == 1 {
-			found, matched = t, 1
+	for i, want := range s.hashes {
+		if want.ok && subtle.ConstantTimeCompare(want.sum[:], h[:]) == 1 {
+			found, matched = s.tokens[i], 1
 		}
 	}
 	switch {
@@ -257,7 +272,7 @@ func (s *TokenStore) reload(force bool) error {
 	st, err := statFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		s.mu.Lock()
-		s.tokens, s.stamp = nil, fileStamp{}
+		s.tokens, s.hashes, s.stamp = nil, nil, fileStamp{}
 		s.mu.Unlock()
 		return nil
 	}
@@ -274,8 +289,9 @@ func (s *TokenStore) reload(force bool) error {
 	if err != nil {
 		return err
 	}
+	hashes := decodeHashes(tokens)
 	s.mu.Lock()
-	s.tokens, s.stamp = tokens, st
+	s.tokens, s.hashes, s.stamp = tokens, hashes, st
 	s.mu.Unlock()
 	return nil
 }

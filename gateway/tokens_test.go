@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestTokenLifecycle(t *testing.T) {
@@ -184,5 +185,35 @@ func TestTokenFileFailsClosed(t *testing.T) {
 		if _, err := OpenTokens(dir); err == nil {
 			t.Errorf("OpenTokens(%q) succeeded", garbage)
 		}
+	}
+}
+
+// BenchmarkTokenCheck is an authentication (every request's) against a store of one
+// token and of 200 (an agent each), the secret the last one's.
+func BenchmarkTokenCheck(b *testing.B) {
+	for _, n := range []int{1, 200} {
+		b.Run(fmt.Sprintf("tokens_%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			tokens := make([]Token, n)
+			var secret string
+			for i := range tokens {
+				secret = fmt.Sprintf("%s%043d", tokenPrefix, i)
+				tokens[i] = Token{ID: fmt.Sprintf("%016x", i), Name: fmt.Sprintf("agent-%d", i), Role: RoleAgent,
+					Hash: hashSecret(secret), CreatedAt: time.Now().UTC().Truncate(time.Second)}
+			}
+			if err := writeFileAtomic(filepath.Join(dir, TokensFile), tokens); err != nil {
+				b.Fatal(err)
+			}
+			s, err := OpenTokens(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Check(secret); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
