@@ -32,9 +32,10 @@ const (
 	DefaultProfile          = ProfileAuto
 	DefaultDecisionCache    = 10000
 	DefaultTask             = "default"
-	// DefaultGCPercent is the Go GC target (GOGC) cmdgate serve runs the gateway with:
-	// its live heap is small (the compiled policy, the caches) and every request
-	// allocates, so a higher target spends a few tens of MB on far fewer collections.
+	// DefaultGCPercent is the Go GC target (GOGC) cmdgate serve and cmdgate mcp run the
+	// gateway with: its live heap is small (the compiled policy, the caches) and every
+	// request allocates, so a higher target spends a few tens of MB on far fewer
+	// collections.
 	DefaultGCPercent = 400
 )
 

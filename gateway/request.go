@@ -407,8 +407,8 @@ func splitObject(raw []byte) (members []member, ok bool) {
 
 // memberName decodes a member name token as json.Decoder does.
 func memberName(tok []byte) (string, bool) {
-	if bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok) {
-		return string(tok[1 : len(tok)-1]), true
+	if inner := tok[1 : len(tok)-1]; plainJSONString(inner) {
+		return string(inner), true
 	}
 	var name string
 	return name, json.Unmarshal(tok, &name) == nil
