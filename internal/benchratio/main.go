@@ -27,7 +27,8 @@ import (
 // A pair is a benchmark (Of) and its peer (Peer) compared by Unit, and the target the
 // ratio must meet: at most Max for times, at least Min for rates. A pair with neither
 // is printed for reference, with Note (default "floor": what any implementation pays
-// on this machine) where a verdict would be.
+// on this machine; "host": a price of this host that moves other ratios) where a
+// verdict would be.
 type pair struct {
 	Label    string
 	Of, Peer string // benchmark names without the -GOMAXPROCS suffix; "*" matches a sub-benchmark name
@@ -48,6 +49,7 @@ var pairs = []pair{
 	{Label: "cmdgate sandbox run -- true ÷ bwrap", Of: "BenchmarkSandboxRun/cmdgate", Peer: "BenchmarkSandboxRun/bwrap", Unit: "ns/op", Max: 1.0},
 	{Label: "cmdgate sandbox run -- true ÷ bwrap doing the same isolation bar Landlock and the cgroup", Of: "BenchmarkSandboxRun/cmdgate", Peer: "BenchmarkSandboxRun/bwrap_same", Unit: "ns/op", Note: "like for like"},
 	{Label: "cmdgate sandbox run: its floor (three Go program starts, the clone, true; no sandbox) ÷ bwrap", Of: "BenchmarkSandboxRun/floor", Peer: "BenchmarkSandboxRun/bwrap", Unit: "ns/op"},
+	{Label: "a program's start (/bin/true): its CPUID instructions at this host's price ÷ the whole start", Of: "BenchmarkHost/cpuids", Peer: "BenchmarkHost/true", Unit: "ns/op", Note: "host"},
 	{Label: "decide ÷ plain OPA embedding (*)", Of: "BenchmarkDecide/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op", Max: 0.4},
 	{Label: "decide's floor (parse, input, a one-rule policy) ÷ plain OPA embedding (*)", Of: "BenchmarkDecideFloor/*", Peer: "BenchmarkDecideBaseline/*", Unit: "ns/op"},
 	{Label: "/v1/decide req/s ÷ stock OPA server, 30 connections", Of: "BenchmarkDecideLoad/cmdgate", Peer: "BenchmarkDecideLoad/opa", Unit: "req/s", Min: 0.5},

@@ -18,6 +18,8 @@ BenchmarkDecideBaseline/script-2  	    1000	    400000 ns/op
 BenchmarkDecideFloor/short-2      	   10000	     12000 ns/op	 3 parse-µs/op
 BenchmarkSandbox/linux_cold-2     	     100	   4000000 ns/op
 BenchmarkSandbox/bwrap_same-2     	     100	   5000000 ns/op
+BenchmarkHost/cpuids-2            	    2000	    420000 ns/op	         6.176 cpuid-µs	        68.00 cpuids
+BenchmarkHost/true-2              	    2000	    700000 ns/op
 BenchmarkDecideLoad/cmdgate-2     	       1	1000 ns/op	 3000 req/s
 BenchmarkDecideLoad/opa-2         	       1	1000 ns/op	 6000 req/s
 BenchmarkDecideLoad/cmdgate_c64-2 	       1	1000 ns/op	 3000 req/s
@@ -38,6 +40,7 @@ PASS
 		"decide ÷ plain OPA embedding (short)",
 		"decide's floor (parse, input, a one-rule policy) ÷ plain OPA embedding (short) 0.300×  target none  floor",
 		"(binds, hidden files, no capability, the seccomp filter) 0.800×  target none  like for like",
+		"its CPUID instructions at this host's price ÷ the whole start 0.600×  target none  host",
 		"/v1/decide req/s ÷ stock OPA server, 30 connections 0.500×  target ≥ 0.50×  ok",
 		"/v1/decide req/s ÷ stock OPA server, 64 connections 0.500×  target ≥ 0.60×  MISSED",
 	} {
