@@ -15,9 +15,9 @@ type Count struct {
 
 // CountCPUIDs runs path with args, traced, and single-steps its first thread from the
 // exec until it exits, counting the instructions and the CPUIDs among them. Threads the
-// program starts are not traced.
-// The program reads and writes /dev/null. Single-stepping makes each instruction
-// a trap: expect seconds for a program's start.
+// program starts are not traced, and signals sent to it are dropped. The program reads
+// and writes /dev/null. Single-stepping makes each instruction a trap: expect seconds
+// for a program's start.
 func CountCPUIDs(path string, args ...string) (Count, error) {
 	// Every ptrace request must come from the thread that started the tracee.
 	runtime.LockOSThread()
@@ -28,8 +28,13 @@ func CountCPUIDs(path string, args ...string) (Count, error) {
 		return Count{}, err
 	}
 	pid := cmd.Process.Pid
+	reaped := false
 	defer func() {
-		cmd.Process.Kill()
+		if reaped { // by Wait4 below: only the handle is left
+			cmd.Process.Release()
+			return
+		}
+		cmd.Process.Kill() // an error left it stopped
 		cmd.Wait()
 	}()
 	var ws syscall.WaitStatus
@@ -37,6 +42,7 @@ func CountCPUIDs(path string, args ...string) (Count, error) {
 		return Count{}, err
 	}
 	if !ws.Stopped() {
+		reaped = ws.Exited() || ws.Signaled()
 		return Count{}, fmt.Errorf("%s did not stop at its exec (%v)", path, ws)
 	}
 	var n Count
@@ -57,6 +63,7 @@ func CountCPUIDs(path string, args ...string) (Count, error) {
 			return n, err
 		}
 		if ws.Exited() || ws.Signaled() {
+			reaped = true
 			return n, nil
 		}
 	}

@@ -86,8 +86,8 @@ func glibcLoader(t *testing.T, path string) bool {
 // trueCount counts /bin/true's start once per test binary: it takes seconds.
 var trueCount = sync.OnceValues(func() (Count, error) { return CountCPUIDs("/bin/true") })
 
-// BenchmarkHost sets what a program start pays for CPUID on this host beside the whole
-// start, measured in one run (make bench prints the ratio):
+// BenchmarkHost measures what a program's start pays for CPUID on this host, beside the
+// whole start, in one run (make bench prints the ratio):
 //
 //   - cpuids: as many CPUID instructions as /bin/true's start executes (counted once by
 //     single-stepping it), over the leaves the loader asks for. Its cpuid-µs is one
