@@ -137,8 +137,9 @@ func liveCgroups(p string) (map[string]string, bool) {
 	if err != nil {
 		return nil, false
 	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])) // after the command's name
-	const pfExiting = 0x4                                                // flags, the 7th field
+	// The fields after the command's name: state, ppid, pgrp, session, tty, tpgid, flags.
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	const pfExiting = 0x4 // PF_EXITING, a bit of the flags
 	if len(f) < 7 {
 		return nil, false
 	}

@@ -7,5 +7,5 @@
 // and a Go program's runtime runs far fewer: the sandbox benchmarks' ratios to
 // bubblewrap move from host to host with this price, which BenchmarkHost reports.
 //
-// CPUID and CountCPUIDs exist on linux/amd64 only.
+// CPUID exists on amd64 only, CountCPUIDs on linux/amd64 only.
 package hostprobe
